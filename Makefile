@@ -1,0 +1,42 @@
+# The two commands in the README: `make demo` (main job on bundled samples) and `make test`.
+# Both do their own set-up on a fresh machine with only Python 3.10+, Node 20 and the registries.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch first and pinned: the open range in pyproject.toml would otherwise pull a multi-GB CUDA build.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: setup demo test test-python lint test-extension bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(BIN)/denpex demo
+
+lint: setup
+	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff format --check server tests bench
+	$(BIN)/mypy
+
+test-python: setup
+	$(BIN)/pytest -q
+
+test-extension: setup
+	DENPEX_PYTHON=$(abspath $(BIN)/python) npm run ci
+
+test: lint test-python test-extension
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) node_modules dist .cache

@@ -1,0 +1,5 @@
+import sys
+
+from denpex.cli import main
+
+sys.exit(main())
