@@ -86,3 +86,16 @@ class StepDiff:
 
     def top_tensors(self, k: int = 5) -> list[TensorDiff]:
         return sorted(self._ok(), key=lambda t: t.diff_sq, reverse=True)[:k]
+
+
+@dataclass
+class ReplicaStep:
+    """Replica mode: each data-parallel replica of one step compared with the majority.
+
+    Healthy DDP replicas are bitwise identical, so the majority is the group of ranks whose
+    tensors hash equal; ``ranks[r]`` is rank r's StepDiff against it (all zeros when r agrees).
+    """
+
+    step: int
+    ranks: dict[int, StepDiff] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
