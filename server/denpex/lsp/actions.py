@@ -1,0 +1,143 @@
+"""Hover text and code actions for lines that carry Denpex evidence.
+
+The verification commands run in the *client's* terminal: a code action carries a
+client-side command (``denpex.runInTerminal``, ``denpex.copyToClipboard``,
+``denpex.showCatalogEntry``) with the command line as its argument. Only
+``denpex.diagnose`` is executed by the server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from denpex import catalog
+from denpex.errors import InputError
+from denpex.lsp.diagnostics import Mark, who
+
+RUN_IN_TERMINAL = "denpex.runInTerminal"
+COPY_TO_CLIPBOARD = "denpex.copyToClipboard"
+SHOW_CATALOG_ENTRY = "denpex.showCatalogEntry"
+DIAGNOSE = "denpex.diagnose"
+TERMINAL_NAME = "Denpex verify"
+BLOCK_REACH = 200  # lines searched on each side for the edges of a block
+
+
+def _quick_answer(entry_id: str) -> str | None:
+    try:
+        return str(catalog.get(entry_id)["quick_answer"])
+    except InputError:
+        return None
+
+
+def hover_markdown(marks: list[Mark]) -> str:
+    parts: list[str] = []
+    done: set[str] = set()
+    for mark in marks:
+        f = mark.finding
+        if f.id in done:
+            continue
+        done.add(f.id)
+        lines = [f"**{f.title}** · `{f.id}` · {f.category} · this line is *{mark.role}*", ""]
+        lines.append(f"{who(f)[0].upper()}{who(f)[1:]}.")
+        quick = _quick_answer(f.id)
+        if quick:
+            lines += ["", f"**Quick answer.** {quick}"]
+        if f.root_cause:
+            lines += ["", f"**Root cause.** {f.root_cause}"]
+        if f.fix:
+            lines += ["", f"**Fix.** {f.fix}"]
+        if f.verification:
+            lines += ["", "**Verify:**", *(f"- `{cmd}`" for cmd in f.verification)]
+        parts.append("\n".join(lines))
+    return "\n\n---\n\n".join(parts)
+
+
+def _command(title: str, name: str, argument: dict[str, Any]) -> types.Command:
+    return types.Command(title=title, command=name, arguments=[argument])
+
+
+def code_actions(uri: str, marks: list[Mark], block: types.Range | None) -> list[types.CodeAction]:
+    actions: list[types.CodeAction] = []
+    done: set[str] = set()
+    for mark in marks:
+        f = mark.finding
+        if f.id in done:
+            continue
+        done.add(f.id)
+        diags = [m.diagnostic for m in marks if m.finding.id == f.id]
+        for cmd in f.verification:
+            actions.append(
+                types.CodeAction(
+                    title=f"Denpex: run `{cmd}` in a terminal",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diags,
+                    command=_command(
+                        "Run verification command",
+                        RUN_IN_TERMINAL,
+                        {"command": cmd, "name": TERMINAL_NAME},
+                    ),
+                )
+            )
+            actions.append(
+                types.CodeAction(
+                    title=f"Denpex: copy `{cmd}`",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diags,
+                    command=_command("Copy verification command", COPY_TO_CLIPBOARD, {"text": cmd}),
+                )
+            )
+        actions.append(
+            types.CodeAction(
+                title=f"Denpex: open the catalog entry “{f.title}”",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=diags,
+                command=_command("Open catalog entry", SHOW_CATALOG_ENTRY, {"id": f.id}),
+            )
+        )
+    if block is not None:
+        actions.append(
+            types.CodeAction(
+                title="Denpex: diagnose the surrounding block",
+                kind=types.CodeActionKind.QuickFix,
+                command=_command(
+                    "Diagnose block", DIAGNOSE, {"uri": uri, "range": _range_json(block)}
+                ),
+            )
+        )
+    return actions
+
+
+def _range_json(r: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
+
+
+def surrounding_block(lines: list[str], first: int, line: int) -> types.Range:
+    """The run of non-blank lines around 0-based ``line``; ``lines`` starts at line ``first``."""
+    i = line - first
+    top = i
+    while top > 0 and lines[top - 1].strip():
+        top -= 1
+    bottom = i
+    while bottom + 1 < len(lines) and lines[bottom + 1].strip():
+        bottom += 1
+    return types.Range(types.Position(first + top, 0), types.Position(first + bottom + 1, 0))
+
+
+def catalog_entry(entry_id: Any) -> dict[str, Any]:
+    """The ``denpex/catalogEntry`` result; InputError for an unknown or malformed id."""
+    if not isinstance(entry_id, str):
+        raise InputError('denpex/catalogEntry needs {"id": <catalog id string>}')
+    from denpex.catalog.render import to_markdown
+
+    entry = catalog.get(entry_id)
+    return {
+        "id": entry["id"],
+        "title": entry["title"],
+        "category": entry["category"],
+        "markdown": to_markdown(entry),
+    }

@@ -1,0 +1,209 @@
+"""Checkpoint directories watched for drift.
+
+watchdog reports file events on its own thread; they are handed to the event loop, where
+each directory coalesces bursts (a checkpoint is many writes) into one check once the
+directory has been quiet for a moment. A check runs the drift engine in a separate
+process (``denpex.lsp.drift_worker``): torch and CUDA stay out of the server, a slow
+comparison does not block it, and a crash costs one check. The engine itself decides
+which checkpoints are complete and caches steps it has already compared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from denpex.lsp.scheduling import Coalescer
+from denpex.lsp.settings import Settings
+
+log = logging.getLogger(__name__)
+
+SETTLE_S = 1.0  # quiet time after the last file event before a check
+MAX_SETTLE_S = 5.0
+STDERR_TAIL = 4000
+
+
+@dataclass
+class Outcome:
+    """What one check produced: a report, or an error line (``crashed`` when the worker died)."""
+
+    run: Path
+    report: dict[str, Any] | None = None
+    checkpoints: dict[str, str] = field(default_factory=dict)
+    error: str | None = None
+    crashed: bool = False
+
+
+@dataclass
+class WatchedDir:
+    path: Path
+    state: str = "watching"  # or "missing", "deleted"
+    coalescer: Coalescer | None = None
+    process: asyncio.subprocess.Process | None = None
+
+
+Progress = Callable[[str, int, int], None]  # phase ("begin"|"report"|"end"), done, total
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "denpex" / "drift"
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, notify: Callable[[Path, bool], None], root: Path
+    ):
+        self._loop = loop
+        self._notify = notify
+        self._root = root
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return  # reads (ours included) are not changes
+        gone = event.event_type == "deleted" and Path(os.fsdecode(event.src_path)) == self._root
+        self._loop.call_soon_threadsafe(self._notify, self._root, gone)
+
+
+class CheckpointWatcher:
+    def __init__(
+        self,
+        on_outcome: Callable[[Outcome], Awaitable[None]],
+        on_change: Callable[[], None],
+        progress: Callable[[Path], Awaitable[Progress | None]],
+    ) -> None:
+        self._on_outcome = on_outcome
+        self._on_change = on_change  # the watched set or a state changed: resend status
+        self._progress = progress
+        self._observer: Any = None
+        self._settings = Settings()
+        self.dirs: dict[Path, WatchedDir] = {}
+
+    def configure(self, settings: Settings) -> list[str]:
+        """Watch the configured directories; returns messages for the user."""
+        self.stop()
+        self._settings = settings
+        messages: list[str] = []
+        loop = asyncio.get_running_loop()
+        self._observer = Observer()
+        for path in settings.watch:
+            d = WatchedDir(path)
+            d.coalescer = Coalescer(lambda d=d: self._check(d), max_wait=MAX_SETTLE_S)
+            self.dirs[path] = d
+            if not path.is_dir():
+                d.state = "missing"
+                messages.append(f"checkpoint directory {path} does not exist; not watched")
+                continue
+            self._observer.schedule(_Handler(loop, self._changed, path), str(path), recursive=True)
+            d.coalescer.trigger()  # compare what is already there
+        self._observer.start()
+        self._on_change()
+        return messages
+
+    def _changed(self, root: Path, gone: bool) -> None:
+        d = self.dirs.get(root)
+        if d is None or d.state != "watching" or d.coalescer is None:
+            return
+        if gone or not root.is_dir():
+            self._mark_deleted(d)
+            return
+        d.coalescer.trigger(SETTLE_S)
+
+    def _mark_deleted(self, d: WatchedDir) -> None:
+        d.state = "deleted"
+        self._on_change()
+        asyncio.get_running_loop().create_task(
+            self._on_outcome(
+                Outcome(
+                    d.path, error=f"checkpoint directory {d.path} was deleted; no longer watched"
+                )
+            )
+        )
+
+    async def _check(self, d: WatchedDir) -> None:
+        if d.state != "watching":
+            return
+        if not d.path.is_dir():
+            self._mark_deleted(d)
+            return
+        s = self._settings
+        job = {
+            "run": str(d.path),
+            "reference": str(s.reference) if s.reference else None,
+            "noiseReference": str(s.noise_reference) if s.noise_reference else None,
+            "device": s.device,
+            "cacheDir": str(cache_dir()),
+        }
+        report = await self._progress(d.path)
+        await self._on_outcome(await self._run_worker(d, job, report))
+
+    async def _run_worker(
+        self, d: WatchedDir, job: dict[str, Any], progress: Progress | None
+    ) -> Outcome:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "denpex.lsp.drift_worker",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        d.process = proc
+        assert proc.stdin and proc.stdout and proc.stderr
+        proc.stdin.write(json.dumps(job).encode())
+        proc.stdin.close()
+        stderr_task = asyncio.ensure_future(proc.stderr.read())
+        outcome = Outcome(d.path)
+        if progress:
+            progress("begin", 0, 0)
+        try:
+            async for raw in proc.stdout:
+                try:
+                    msg = json.loads(raw)
+                except ValueError:
+                    continue  # not ours: the protocol lines are whole JSON objects
+                if "progress" in msg and progress:
+                    progress("report", int(msg["progress"]["done"]), int(msg["progress"]["total"]))
+                elif "report" in msg:
+                    outcome.report = msg["report"]
+                    outcome.checkpoints = msg.get("checkpoints", {})
+                elif "error" in msg:
+                    outcome.error = str(msg["error"])
+            code = await proc.wait()
+        finally:
+            d.process = None
+            if progress:
+                progress("end", 0, 0)
+        err = (await stderr_task).decode("utf-8", "replace")[-STDERR_TAIL:]
+        if outcome.report is None and outcome.error is None:
+            last = err.strip().splitlines()[-1] if err.strip() else "no output"
+            outcome.error = f"drift worker for {d.path} exited with code {code}: {last}"
+            outcome.crashed = True
+            log.warning("drift worker failed (exit %s):\n%s", code, err)
+        return outcome
+
+    def status(self) -> tuple[list[str], list[str]]:
+        watching = [str(p) for p, d in self.dirs.items() if d.state == "watching"]
+        missing = [str(p) for p, d in self.dirs.items() if d.state != "watching"]
+        return watching, missing
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer = None
+        for d in self.dirs.values():
+            if d.coalescer:
+                d.coalescer.cancel()
+            if d.process and d.process.returncode is None:
+                d.process.kill()
+        self.dirs = {}

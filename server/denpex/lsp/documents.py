@@ -1,0 +1,169 @@
+"""Log documents held by the server and their incremental diagnosis.
+
+pygls' own workspace re-splits the whole document into a tuple of lines on every
+incremental change, which costs a second and a second copy of the text for a 100 MB log.
+Log documents are kept here instead, as one string plus the few numbers needed to place
+an edit: the number of line breaks and where the last line starts. A log grows at its end,
+so an edit there is placed in O(size of the edit); an edit elsewhere pays one scan.
+
+Diagnosis streams over the text in blocks of about 1 MB into one ``LogScanner`` per
+document. When every edit since the last scan lies after what the scanner has already
+read (a job appending to its log), the scanner is kept and fed only the new lines;
+otherwise it is rebuilt from the start.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass
+
+from lsprotocol import types
+
+from denpex.diagnosis import LogScanner
+from denpex.finding import Finding
+from denpex.lsp import positions
+
+BLOCK = 1 << 20  # characters fed to the scanner per step: bounds the extra memory
+
+
+def looks_binary(text: str) -> bool:
+    """A NUL in the first 8 KiB: the way git and grep tell binary files from text."""
+    return "\x00" in text[:8192]
+
+
+@dataclass
+class Scan:
+    version: int
+    findings: list[Finding]
+    full: bool  # rescanned from the start (False: only the new tail was read)
+    lines_read: int
+    last_line: int  # 0-based index of the snapshot's last line
+    last_line_units: int  # its length in position units
+
+
+class LogDocument:
+    def __init__(self, uri: str, source: str, text: str, version: int, encoding: str) -> None:
+        self.uri = uri
+        self.source = source  # what evidence lines name: the file path, else the uri
+        self.encoding = encoding
+        self.version = version
+        self.text = text
+        self._breaks = positions.count_breaks(text)
+        self._last_start = max(positions.last_break_end(text), 0)
+        self._lock = threading.Lock()
+        self._min_edit = 0
+        # Scanner state, touched only by scan(); scans of one document never overlap.
+        self._scanner: LogScanner | None = None
+        self._fed_offset = 0
+        self._fed_lines = 0
+        self._partial_fed = False
+        self.findings: list[Finding] = []
+
+    # -- edits (event-loop thread) -------------------------------------------------------
+
+    def last_line(self) -> int:
+        """0-based index of the last line (the number of line breaks)."""
+        return self._breaks
+
+    def _offset(self, pos: types.Position) -> int:
+        if pos.line >= self._breaks:
+            start = self._last_start
+            if pos.line > self._breaks:
+                return len(self.text)
+        else:
+            start = positions.line_start(self.text, pos.line)
+        line = positions.line_at(self.text, start)
+        return start + positions.index_of_units(line, pos.character, self.encoding)
+
+    def apply(self, change: types.TextDocumentContentChangeEvent, version: int) -> None:
+        with self._lock:
+            self.version = version
+            if isinstance(change, types.TextDocumentContentChangeWholeDocument):
+                self._replace_all(change.text)
+            else:
+                self._edit(
+                    self._offset(change.range.start), self._offset(change.range.end), change.text
+                )
+
+    def _replace_all(self, new: str) -> None:
+        # Clients with full sync resend everything; a log that only grew keeps its prefix.
+        old, keep = self.text, self._last_start
+        same_prefix = len(new) >= keep and new.startswith(old[:keep])
+        self._min_edit = min(self._min_edit, keep if same_prefix else 0)
+        self.text = new
+        self._breaks = positions.count_breaks(new)
+        self._last_start = max(positions.last_break_end(new), 0)
+
+    def _edit(self, start: int, end: int, inserted: str) -> None:
+        text = self.text
+        self.text = text[:start] + inserted + text[end:]
+        self._min_edit = min(self._min_edit, start)
+        if start >= self._last_start:
+            # Within the last line: only the new text can add breaks. A "\n" landing right
+            # after a "\r" joins it into one "\r\n" break instead of adding one.
+            ls = self._last_start
+            tail = self.text[ls:]
+            joined = ls > 0 and text[ls - 1] == "\r" and tail.startswith("\n")
+            self._breaks += positions.count_breaks(tail) - joined
+            end_in_tail = positions.last_break_end(tail)
+            if end_in_tail > 0:
+                self._last_start = ls + end_in_tail
+        else:
+            self._breaks = positions.count_breaks(self.text)
+            self._last_start = max(positions.last_break_end(self.text), 0)
+
+    # -- diagnosis (worker thread) -------------------------------------------------------
+
+    def scan(self) -> Scan:
+        with self._lock:
+            text, version, min_edit = self.text, self.version, self._min_edit
+            self._min_edit = sys.maxsize
+            last_line, last_start = self._breaks, self._last_start
+        full = self._scanner is None or self._partial_fed or min_edit < self._fed_offset
+        if full:
+            self._scanner = LogScanner()
+            self._fed_offset = self._fed_lines = 0
+        scanner = self._scanner
+        assert scanner is not None
+        lines_before = self._fed_lines
+        # Complete lines end at the last break; a trailing "\r" may still become "\r\n".
+        end = positions.last_break_end(text, 0, len(text) - text.endswith("\r"))
+        pos = self._fed_offset
+        while pos < end:
+            stop = positions.last_break_end(text, pos, min(pos + BLOCK, end))
+            if stop < 0:  # one line longer than a block
+                m = positions.BREAK.search(text, pos + BLOCK)
+                stop = m.end() if m and m.end() <= end else end
+            elif text[stop - 1] == "\r" and stop < end and text[stop] == "\n":
+                stop += 1
+            lines = positions.split_lines(text[pos:stop])
+            scanner.feed_lines(self.source, lines, first_line=self._fed_lines + 1)
+            self._fed_lines += len(lines)
+            pos = stop
+        self._fed_offset = pos
+        tail = text[pos:].removesuffix("\r")
+        # A last line without its break is read too (a pasted traceback often lacks one),
+        # but since the next edit may extend it, that edit triggers a full rescan.
+        self._partial_fed = bool(tail)
+        if tail:
+            scanner.feed_lines(self.source, [tail], first_line=self._fed_lines + 1)
+            self._fed_offset = len(text)
+        self.findings = scanner.findings()
+        last_units = positions.units(positions.line_at(text, last_start), self.encoding)
+        return Scan(
+            version=version,
+            findings=self.findings,
+            full=full,
+            lines_read=self._fed_lines - lines_before + bool(tail),
+            last_line=last_line,
+            last_line_units=last_units,
+        )
+
+    def line_range_text(self, first: int, last: int) -> tuple[str, int]:
+        """Text of 0-based lines first..last (inclusive) and the index of the first one."""
+        with self._lock:
+            text = self.text
+        start = positions.line_start(text, first)
+        end = positions.line_start(text, last + 1) if last + 1 <= self._breaks else len(text)
+        return text[start:end], first

@@ -1,0 +1,63 @@
+"""LSP positions: lines end at \\r\\n, \\r or \\n; characters count in the negotiated encoding."""
+
+from __future__ import annotations
+
+import re
+
+BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def count_breaks(text: str) -> int:
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
+def last_break_end(text: str, start: int = 0, end: int | None = None) -> int:
+    """Offset just after the last line break in text[start:end], or -1 when there is none."""
+    end = len(text) if end is None else end
+    i = max(text.rfind("\n", start, end), text.rfind("\r", start, end))
+    return -1 if i < 0 else i + 1
+
+
+def split_lines(block: str) -> list[str]:
+    """Lines of a block that ends with a line break (the empty remainder is dropped)."""
+    parts = BREAK.split(block) if "\r" in block else block.split("\n")
+    parts.pop()
+    return parts
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of ``text`` in position units (utf-8 bytes, utf-16 code units, code points)."""
+    if text.isascii() or encoding == "utf-32":
+        return len(text)
+    codec = "utf-8" if encoding == "utf-8" else "utf-16-le"
+    size = len(text.encode(codec, errors="surrogatepass"))
+    return size if encoding == "utf-8" else size // 2
+
+
+def index_of_units(line: str, count: int, encoding: str) -> int:
+    """Python index in ``line`` of the position ``count`` units from its start (clamped)."""
+    if line.isascii() or encoding == "utf-32":
+        return min(count, len(line))
+    used = 0
+    for i, ch in enumerate(line):
+        if used >= count:
+            return i
+        used += units(ch, encoding)
+    return len(line)
+
+
+def line_start(text: str, line: int) -> int:
+    """Offset of the start of 0-based ``line`` (len(text) past the end). O(offset): only for
+    rare edits in the middle of a document; the common append path never calls it."""
+    if line == 0:
+        return 0
+    for seen, m in enumerate(BREAK.finditer(text), start=1):
+        if seen == line:
+            return m.end()
+    return len(text)
+
+
+def line_at(text: str, start: int) -> str:
+    """The line that starts at offset ``start``, without its line break."""
+    m = BREAK.search(text, start)
+    return text[start : m.start()] if m else text[start:]

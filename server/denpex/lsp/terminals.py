@@ -1,0 +1,125 @@
+"""Terminal output: raw chunks in, clean lines out, one report per failure.
+
+Clients forward terminal output as it is produced: arbitrary chunks, with colour codes,
+cursor movement, OSC shell-integration markers, ``\\r\\n`` line ends and progress bars
+redrawn with ``\\r``. A chunk can end in the middle of a line or of an escape sequence.
+``TerminalSession`` keeps only bounded state per terminal: a partial line (capped), the
+last command's recent lines (a ring buffer, for on-demand diagnosis) and the incremental
+scanner, and remembers which failures it already reported for the current command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from denpex.diagnosis import LogScanner
+from denpex.finding import Finding
+
+# Complete escape sequences: CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings,
+# charset designations and the remaining two-byte escapes.
+_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[()*+][ -~]"
+    r"|\x1b[ -/]*[0-~]"
+)
+# The start of an escape sequence that the next chunk may complete.
+_INCOMPLETE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[()*+]|[ -/]*)\Z"
+)
+# Control characters a terminal would not print (keep \t, \n, \r).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
+
+MAX_PENDING_ESCAPE = 4096  # an "escape sequence" longer than this is garbage, not held
+MAX_LINE = 64 * 1024  # a line without end (a runaway progress bar) is cut here
+BUFFER_LINES = 5000  # lines of the last command kept for on-demand diagnosis
+
+
+class EscapeStripper:
+    """Removes terminal escape sequences from a stream of chunks."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, data: str) -> str:
+        text = self._pending + data
+        self._pending = ""
+        # Hold back a sequence cut by the chunk boundary before stripping: a cut CSI
+        # ("\x1b[31") would otherwise lose its introducer and leave "31" in the text.
+        m = _INCOMPLETE.search(text)
+        if m and len(text) - m.start() <= MAX_PENDING_ESCAPE:
+            self._pending = text[m.start() :]
+            text = text[: m.start()]
+        return _CONTROL.sub("", _ESCAPE.sub("", text).replace("\x1b", ""))
+
+
+def _displayed(line: str) -> str:
+    """What a terminal shows for a line redrawn with carriage returns: the last redraw."""
+    line = line.removesuffix("\r")
+    cut = line.rfind("\r")
+    return line if cut < 0 else line[cut + 1 :]
+
+
+class TerminalSession:
+    def __init__(self, terminal_id: str, name: str) -> None:
+        self.terminal_id = terminal_id
+        self.name = name
+        self._stripper = EscapeStripper()
+        self._partial = ""
+        self.lines: deque[str] = deque(maxlen=BUFFER_LINES)
+        self.command_line: str | None = None
+        self._start_command()
+
+    def _start_command(self) -> None:
+        self._scanner = LogScanner()
+        self._line_no = 0
+        self._reported: set[str] = set()
+        self._has_new_lines = False
+        self._ended = False
+
+    def _feed_lines(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        self._scanner.feed_lines(self.name, lines, first_line=self._line_no + 1)
+        self._line_no += len(lines)
+        self.lines.extend(lines)
+        self._has_new_lines = True
+
+    def feed(self, data: str) -> None:
+        if self._ended:
+            # Output after a command end belongs to the next command: start afresh, so a
+            # failure seen again in a new command is reported again.
+            self.lines.clear()
+            self._start_command()
+        text = self._partial + self._stripper.feed(data)
+        parts = text.split("\n")
+        self._partial = parts.pop()
+        if len(self._partial) > MAX_LINE:
+            parts.append(self._partial[:MAX_LINE])
+            self._partial = ""
+        self._feed_lines([_displayed(p) for p in parts])
+
+    def command_end(self, command_line: str | None) -> None:
+        """The command finished: its last unterminated line is complete now."""
+        if self._partial:
+            self._feed_lines([_displayed(self._partial)])
+            self._partial = ""
+        self.command_line = command_line
+        self._ended = True
+
+    def unreported(self) -> list[Finding]:
+        """The diagnosis (all findings, root cause first) when it holds a failure not yet
+        reported for the current command; [] otherwise. Each failure id is reported once."""
+        if not self._has_new_lines:
+            return []
+        self._has_new_lines = False
+        findings = self._scanner.findings()
+        fresh = {f.id for f in findings} - self._reported
+        self._reported |= fresh
+        return findings if fresh else []
+
+    def buffered_text(self) -> str:
+        """The current (or last finished) command's output, at most BUFFER_LINES lines."""
+        return "\n".join([*self.lines, self._partial] if self._partial else self.lines)
