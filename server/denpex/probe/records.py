@@ -1,0 +1,210 @@
+"""Fingerprint records on disk: one JSON line per probed step per rank.
+
+Each rank appends to its own file ``fingerprints-rank00003.jsonl`` under the probe's
+directory, with a single ``write`` of a whole line on an ``O_APPEND`` descriptor: a reader
+(``denpex watch``, the language server) never sees half a line unless the process died in
+the middle of that write, and a torn last line is skipped with a warning. Resuming a run
+from a checkpoint appends the re-run steps again; the later line for a step wins.
+
+Sketch values are float32, base85-encoded (5 characters per 4 bytes, no JSON escaping);
+``sketch.py`` explains why float32 keeps enough precision. This module needs no torch, so
+the drift reader and the language server can use it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from denpex.errors import InputError
+
+FORMAT = "denpex-fingerprint/1"
+FILE_GLOB = "fingerprints-rank*.jsonl"
+# "step" is written first so a file can be indexed without parsing every line in full.
+_STEP_PREFIX = re.compile(rb'^\{"step": ?(-?\d+)')
+
+
+def file_name(rank: int) -> str:
+    return f"fingerprints-rank{rank:05d}.jsonl"
+
+
+def encode_sketch(values: Any) -> str:
+    return base64.b85encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_sketch(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b85decode(text), dtype="<f4").astype(np.float64)
+
+
+def rounding_floor(a: np.ndarray, b: np.ndarray) -> float:
+    """Expected squared error that float32 storage adds to ||a - b||^2 (uniform rounding)."""
+    ulp_a = np.spacing(np.abs(a).astype(np.float32)).astype(np.float64)
+    ulp_b = np.spacing(np.abs(b).astype(np.float32)).astype(np.float64)
+    return float(np.sum(ulp_a**2 + ulp_b**2) / 12.0)
+
+
+class RecordWriter:
+    """Appends whole lines atomically to one rank's fingerprint file."""
+
+    def __init__(self, out_dir: str | os.PathLike[str], rank: int, fsync: bool = False):
+        self.path = Path(out_dir) / file_name(rank)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._fsync = fsync
+
+    def append(self, record: dict[str, Any]) -> int:
+        """Write one record as one line; returns its size in bytes."""
+        if self._fd is None:
+            raise ValueError(f"{self.path}: writer is closed")
+        data = (json.dumps(record, separators=(",", ":")) + "\n").encode()
+        written = os.write(self._fd, data)
+        while written < len(data):  # regular files rarely write short; finish the line
+            written += os.write(self._fd, data[written:])
+        if self._fsync:
+            os.fsync(self._fd)
+        return len(data)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+@dataclass
+class TensorPrint:
+    """One tensor's fingerprint as read back."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    norm: float
+    max_abs: float
+    hash: int
+    local: np.ndarray  # float64; the values themselves when ``exact``
+    exact: bool
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+
+@dataclass
+class Record:
+    step: int
+    rank: int
+    world_size: int
+    host: str
+    local_gpu: int | None
+    tensors: list[TensorPrint]
+    global_sketch: np.ndarray
+    replica: dict[str, Any] | None
+    path: str
+
+    def by_name(self) -> dict[str, TensorPrint]:
+        return {t.name: t for t in self.tensors}
+
+
+def parse_record(obj: dict[str, Any], path: str) -> Record:
+    if obj.get("format") != FORMAT:
+        raise InputError(f"{path}: not a Denpex fingerprint record (format {obj.get('format')!r})")
+    try:
+        tensors = [
+            TensorPrint(
+                name=t["name"],
+                shape=tuple(t["shape"]),
+                dtype=t["dtype"],
+                norm=float(t["norm"]),
+                max_abs=float(t["max"]),
+                hash=int(t["hash"], 16),
+                local=decode_sketch(t["sk"]),
+                exact=bool(t.get("exact", False)),
+            )
+            for t in obj["tensors"]
+        ]
+        return Record(
+            step=int(obj["step"]),
+            rank=int(obj["rank"]),
+            world_size=int(obj["world_size"]),
+            host=str(obj.get("host", "")),
+            local_gpu=obj.get("local_gpu"),
+            tensors=tensors,
+            global_sketch=decode_sketch(obj.get("global", "")),
+            replica=obj.get("replica"),
+            path=path,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"{path}: step {obj.get('step')}: malformed record ({exc})") from exc
+
+
+def fingerprint_files(path: str | os.PathLike[str]) -> list[Path]:
+    p = Path(path)
+    if p.is_file():
+        return [p] if p.match(FILE_GLOB) else []
+    return sorted(p.glob(FILE_GLOB)) if p.is_dir() else []
+
+
+def is_fingerprint_dir(path: str | os.PathLike[str]) -> bool:
+    """A directory holding probe output (or one such file) rather than checkpoints."""
+    return bool(fingerprint_files(path))
+
+
+class RankFile:
+    """One rank's file, indexed by step (offsets only) so records are read one at a time."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offsets: dict[int, int] = {}
+        self.warnings: list[str] = []
+        offset = 0
+        with path.open("rb") as fh:
+            for lineno, line in enumerate(fh, 1):
+                m = _STEP_PREFIX.match(line)
+                if m and line.endswith(b"\n"):
+                    self.offsets[int(m.group(1))] = offset  # a re-run step: the later wins
+                else:
+                    what = "incomplete last line" if not line.endswith(b"\n") else "bad line"
+                    self.warnings.append(f"{path}:{lineno}: {what} skipped")
+                offset += len(line)
+
+    def steps(self) -> list[int]:
+        return sorted(self.offsets)
+
+    def read(self, step: int) -> Record:
+        with self.path.open("rb") as fh:
+            fh.seek(self.offsets[step])
+            line = fh.readline()
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{self.path}: step {step}: unreadable record ({exc.msg})") from exc
+        return parse_record(obj, str(self.path))
+
+
+def open_rank_files(path: str | os.PathLike[str]) -> dict[int, RankFile]:
+    """rank -> its indexed file (the rank comes from the file name)."""
+    out: dict[int, RankFile] = {}
+    for f in fingerprint_files(path):
+        m = re.search(r"rank(\d+)\.jsonl$", f.name)
+        if m:
+            out[int(m.group(1))] = RankFile(f)
+    if not out:
+        raise InputError(f"{path}: no fingerprint files ({FILE_GLOB})")
+    return out
+
+
+def iter_records(path: str | os.PathLike[str]) -> Iterator[Record]:
+    """Every record of every rank, in (step, rank) order, one at a time."""
+    files = open_rank_files(path)
+    steps = sorted({s for f in files.values() for s in f.offsets})
+    for step in steps:
+        for rank in sorted(files):
+            if step in files[rank].offsets:
+                yield files[rank].read(step)

@@ -1,0 +1,161 @@
+"""Replica check: data-parallel replicas must hold bitwise-identical parameters.
+
+In a healthy DDP job every replica applies the same all-reduced gradient with the same
+optimizer, so parameters stay bitwise equal; a corrupted *local* optimizer update or corrupted
+resident memory breaks that on one rank (a fault in forward/backward does not: its gradient
+is all-reduced into every replica alike, and only a reference run shows it).
+
+Per probe, each rank contributes its per-tensor 64-bit hashes to one ``all_gather`` over the
+DP group. Per tensor, the hash held by more than half of the ranks is the reference and the
+other ranks are the odd ones out. Without such a majority (two replicas, or a 2-2 split) the
+hashes alone cannot tell which side is wrong; the tie rule then asks which side *moved
+farthest* from the state all ranks last agreed on, using the local sketches (one more small
+``all_gather``, only on such a tie): a fault adds displacement on top of the shared update,
+so the faulty side is usually the one that moved more. It is a heuristic (a fault that
+shrinks updates defeats it) and is reported as such; three or more replicas give a real vote.
+Before any agreement has been recorded, the side holding the lowest rank is taken as the
+reference, and the report says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+_U64 = 1 << 64
+
+
+@dataclass
+class ReplicaVerdict:
+    """The outcome of one replica check, as stored in the record's ``replica`` field."""
+
+    ranks: list[int]  # global ranks of the group, in group order
+    odd_ranks: list[int] = field(default_factory=list)
+    tensors: dict[str, list[int]] = field(default_factory=dict)  # tensor -> odd ranks
+    rule: str = "agree"  # agree | majority | tie-moved-farthest | tie-lowest-rank-reference
+
+    @property
+    def agree(self) -> bool:
+        return not self.odd_ranks
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "group": self.ranks,
+            "agree": self.agree,
+            "odd_ranks": self.odd_ranks,
+            "tensors": self.tensors,
+            "rule": self.rule,
+        }
+
+    def message(self, limit: int = 8) -> str:
+        names = sorted(self.tensors)
+        shown = ", ".join(names[:limit]) + (
+            f" and {len(names) - limit} more" if len(names) > limit else ""
+        )
+        who = ", ".join(str(r) for r in self.odd_ranks)
+        return (
+            f"replica mismatch: rank {who} differs from the other data-parallel replicas "
+            f"in {len(names)} tensor(s): {shown} (rule: {self.rule})"
+        )
+
+
+def _collective_device(group: Any) -> torch.device:
+    # NCCL only moves CUDA tensors; gloo (and the rest) take CPU tensors.
+    if dist.get_backend(group) == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _all_gather(t: torch.Tensor, group: Any) -> list[torch.Tensor]:
+    dev = _collective_device(group)
+    t = t.to(dev)
+    out = [torch.empty_like(t) for _ in range(dist.get_world_size(group))]
+    dist.all_gather(out, t, group=group)
+    return [o.cpu() for o in out]
+
+
+def gather_hashes(names: list[str], hashes: list[int], group: Any) -> list[list[int]]:
+    """Every rank's hashes, in group order. The first word guards against different models."""
+    guard = int.from_bytes(
+        hashlib.blake2b("\0".join(names).encode(), digest_size=8).digest(), "little"
+    )
+    words = [(h if h < 1 << 63 else h - _U64) for h in [guard, *hashes]]
+    gathered = _all_gather(torch.tensor(words, dtype=torch.int64), group)
+    out = [[int(v) % _U64 for v in g.tolist()] for g in gathered]
+    if any(g[0] != out[0][0] for g in out):
+        raise RuntimeError("replica check: the ranks of the group hold different parameter lists")
+    return [g[1:] for g in out]
+
+
+def vote(
+    names: list[str], hashes: list[list[int]], ranks: list[int]
+) -> tuple[ReplicaVerdict, list[int]]:
+    """Majority vote per tensor. Returns the verdict so far and the indices of tied tensors."""
+    verdict = ReplicaVerdict(ranks=ranks)
+    ties: list[int] = []
+    n = len(ranks)
+    for i, name in enumerate(names):
+        column = [h[i] for h in hashes]
+        top, count = Counter(column).most_common(1)[0]
+        if count == n:
+            continue
+        if count * 2 > n:
+            verdict.tensors[name] = [r for r, h in zip(ranks, column) if h != top]
+            verdict.rule = "majority"
+        else:
+            ties.append(i)
+    return verdict, ties
+
+
+def break_ties(
+    verdict: ReplicaVerdict,
+    names: list[str],
+    hashes: list[list[int]],
+    ties: list[int],
+    moved_sq: list[list[float]] | None,
+) -> None:
+    """Name the odd side of tensors without a majority (see the module docstring).
+
+    ``moved_sq[g][j]``: squared sketch distance of group member g's tensor ``ties[j]`` from
+    the last agreed state, or None when there was no agreed state for some tied tensor.
+    """
+    for j, i in enumerate(ties):
+        column = [h[i] for h in hashes]
+        sides: dict[int, list[int]] = {}
+        for g, h in enumerate(column):
+            sides.setdefault(h, []).append(g)
+        if moved_sq is None:
+            reference = sides[column[0]]
+            verdict.rule = "tie-lowest-rank-reference"
+        else:
+
+            def side_move(members: list[int], j: int = j) -> float:
+                return sum(moved_sq[g][j] for g in members) / len(members)
+
+            # The side that moved least is the reference; ties among sides go to the lowest rank.
+            reference = min(sides.values(), key=lambda members: (side_move(members), members[0]))
+            if verdict.rule != "majority":
+                verdict.rule = "tie-moved-farthest"
+        verdict.tensors[names[i]] = [
+            verdict.ranks[g] for g in range(len(column)) if g not in reference
+        ]
+
+
+def finish(verdict: ReplicaVerdict) -> ReplicaVerdict:
+    verdict.odd_ranks = sorted({r for odd in verdict.tensors.values() for r in odd})
+    return verdict
+
+
+def gather_moves(moves: torch.Tensor, group: Any) -> list[list[float]]:
+    """All ranks' squared moves of the tied tensors (one small all_gather)."""
+    return [g.tolist() for g in _all_gather(moves.to(torch.float64), group)]
+
+
+def group_ranks(group: Any) -> list[int]:
+    """Global ranks of the group in group order."""
+    return list(dist.get_process_group_ranks(group))
