@@ -1,0 +1,154 @@
+// Renders a diagnosis as the body of the diagnosis webview. Pure: the panel module passes
+// the nonce and CSP source in and wires the posted messages to editor actions.
+import type { DenpexDiagnosis, Finding, Evidence } from "../protocol/generated/diagnosis";
+import { escapeHtml, webviewDocument } from "./escape";
+import { compressRanks, describeInitiator } from "./ranks";
+
+/** Messages the page posts back to the extension. */
+export type DiagnosisViewMessage =
+  | { type: "openEvidence"; source: string; line: number }
+  | { type: "runInTerminal"; command: string }
+  | { type: "copy"; command: string }
+  | { type: "copyMarkdown" };
+
+export interface DiagnosisViewInput {
+  readonly diagnosis: DenpexDiagnosis;
+  /** Where the text came from, e.g. a file name or "terminal: bash". */
+  readonly origin: string;
+  /** Prevention steps per catalog id, when the catalog entry could be fetched. */
+  readonly prevention?: ReadonlyMap<string, readonly string[]>;
+}
+
+const ROLE_LABEL: Record<Evidence["role"], string> = {
+  initiating: "initiating",
+  collateral: "collateral",
+  context: "context",
+};
+
+function evidenceRow(ev: Evidence): string {
+  const rank = ev.rank === null ? "" : `rank ${ev.rank}`;
+  return `<li class="ev ev-${escapeHtml(ev.role)}">
+<button class="link" data-action="openEvidence" data-source="${escapeHtml(ev.source)}" data-line="${escapeHtml(ev.line)}" title="Go to ${escapeHtml(ev.source)}:${escapeHtml(ev.line)}">${escapeHtml(ev.source)}:${escapeHtml(ev.line)}</button>
+<span class="role">${escapeHtml(ROLE_LABEL[ev.role])}</span> <span class="rank">${escapeHtml(rank)}</span>
+<pre>${escapeHtml(ev.text)}</pre></li>`;
+}
+
+function verificationRow(command: string): string {
+  return `<li class="verify"><pre class="cmd">${escapeHtml(command)}</pre>
+<span class="buttons"><button data-action="runInTerminal" data-command="${escapeHtml(command)}">Run in terminal</button>
+<button data-action="copy" data-command="${escapeHtml(command)}">Copy</button></span></li>`;
+}
+
+function list(items: readonly string[]): string {
+  return `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join("")}</ul>`;
+}
+
+function findingSection(f: Finding, index: number, prevention: readonly string[] | undefined): string {
+  const collateral = f.collateral_ranks.length > 0 ? compressRanks(f.collateral_ranks) : "none";
+  const suspects = f.suspect_ranks.length > 0 ? `<dt>Suspect ranks</dt><dd>${escapeHtml(compressRanks(f.suspect_ranks))}</dd>` : "";
+  const evidence = f.evidence.length > 0 ? `<ol class="evidence">${f.evidence.map(evidenceRow).join("\n")}</ol>` : "<p>No evidence lines.</p>";
+  const verification = f.verification.length > 0 ? `<ul class="verification">${f.verification.map(verificationRow).join("\n")}</ul>` : "<p>No verification commands.</p>";
+  const preventionBlock = prevention && prevention.length > 0 ? list(prevention) : "<p class=\"muted\">Open the catalog entry for prevention steps.</p>";
+  return `<section class="finding" id="finding-${index}">
+<h2>${index === 0 ? "" : "Also: "}${escapeHtml(f.title)}</h2>
+<p class="meta"><span class="badge">${escapeHtml(f.category)}</span> <code>${escapeHtml(f.id)}</code> · confidence ${escapeHtml(Math.round(f.confidence * 100))}%</p>
+<dl>
+<dt>Initiating rank</dt><dd class="initiating">${escapeHtml(describeInitiator(f.initiating_rank, f.host, f.gpu))}</dd>
+<dt>Collateral ranks</dt><dd class="collateral">${escapeHtml(collateral)}</dd>
+${suspects}
+</dl>
+<h3>Evidence</h3>
+${evidence}
+<h3>Root cause</h3>
+<p class="root-cause">${escapeHtml(f.root_cause)}</p>
+<h3>Fix</h3>
+<p class="fix">${escapeHtml(f.fix)}</p>
+<h3>Prevention</h3>
+${preventionBlock}
+<h3>Verification</h3>
+${verification}
+</section>`;
+}
+
+const CSS = `
+body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 0 1em 2em; line-height: 1.45; }
+h1 { font-size: 1.3em; margin-bottom: 0.2em; }
+h2 { font-size: 1.15em; margin-top: 1.2em; }
+h3 { font-size: 1em; margin: 1em 0 0.3em; }
+.muted, .origin { color: var(--vscode-descriptionForeground); }
+.badge { background: var(--vscode-badge-background); color: var(--vscode-badge-foreground); padding: 0 0.5em; border-radius: 3px; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dt { font-weight: 600; }
+dd { margin: 0; }
+pre { font-family: var(--vscode-editor-font-family); white-space: pre-wrap; word-break: break-all; margin: 0.2em 0; }
+ol.evidence, ul.verification { padding-left: 1.2em; }
+.ev-initiating pre { border-left: 3px solid var(--vscode-editorError-foreground); padding-left: 0.5em; }
+.ev-collateral pre { border-left: 3px solid var(--vscode-editorWarning-foreground); padding-left: 0.5em; }
+.ev-context pre { border-left: 3px solid var(--vscode-editorInfo-foreground); padding-left: 0.5em; }
+.role { font-size: 0.85em; text-transform: uppercase; color: var(--vscode-descriptionForeground); }
+button { background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; padding: 2px 8px; cursor: pointer; }
+button:hover { background: var(--vscode-button-hoverBackground); }
+button.link { background: none; color: var(--vscode-textLink-foreground); padding: 0; text-decoration: underline; }
+.cmd { background: var(--vscode-textCodeBlock-background); padding: 0.3em 0.5em; }
+.privacy { margin-top: 2em; font-size: 0.85em; color: var(--vscode-descriptionForeground); }
+`;
+
+// The page script only forwards clicks; it never builds markup from data.
+const SCRIPT = `
+const vscode = acquireVsCodeApi();
+document.addEventListener('click', (event) => {
+  const el = event.target instanceof Element ? event.target.closest('[data-action]') : null;
+  if (!el) return;
+  const action = el.getAttribute('data-action');
+  if (action === 'openEvidence') vscode.postMessage({ type: action, source: el.getAttribute('data-source'), line: Number(el.getAttribute('data-line')) });
+  else if (action === 'runInTerminal' || action === 'copy') vscode.postMessage({ type: action, command: el.getAttribute('data-command') });
+  else if (action === 'copyMarkdown') vscode.postMessage({ type: action });
+});
+`;
+
+export function renderDiagnosisBody(input: DiagnosisViewInput): string {
+  const { diagnosis, origin } = input;
+  const header = `<h1>Denpex diagnosis</h1><p class="origin">${escapeHtml(origin)} <button data-action="copyMarkdown">Copy as Markdown</button></p>`;
+  const body =
+    diagnosis.findings.length === 0
+      ? `<p class="none">No known failure found in this text.</p>`
+      : diagnosis.findings.map((f, i) => findingSection(f, i, input.prevention?.get(f.id))).join("\n");
+  return `${header}\n${body}\n<p class="privacy">Diagnosed on this machine by the local Denpex server; nothing was sent anywhere.</p>`;
+}
+
+export function renderDiagnosisHtml(input: DiagnosisViewInput, nonce: string, cspSource: string): string {
+  return webviewDocument({ title: "Denpex diagnosis", nonce, cspSource, css: CSS, body: renderDiagnosisBody(input), script: SCRIPT });
+}
+
+/** Validates a message posted by the page; the page is untrusted input too. */
+export function parseDiagnosisViewMessage(raw: unknown): DiagnosisViewMessage | undefined {
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const m = raw as Record<string, unknown>;
+  switch (m.type) {
+    case "openEvidence":
+      return typeof m.source === "string" && Number.isInteger(m.line) && (m.line as number) >= 1
+        ? { type: "openEvidence", source: m.source, line: m.line as number }
+        : undefined;
+    case "runInTerminal":
+    case "copy":
+      return typeof m.command === "string" && m.command.length > 0 ? { type: m.type, command: m.command } : undefined;
+    case "copyMarkdown":
+      return { type: "copyMarkdown" };
+    default:
+      return undefined;
+  }
+}
+
+/** Pulls the bullet items under a heading out of the catalog entry's markdown. */
+export function markdownSectionItems(markdown: string, heading: RegExp): string[] {
+  const lines = markdown.split(/\r?\n/);
+  const start = lines.findIndex((l) => /^#{1,6}\s/.test(l) && heading.test(l));
+  if (start < 0) return [];
+  const items: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (/^#{1,6}\s/.test(line)) break;
+    const m = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
+    if (m) items.push(m[1].trim());
+  }
+  return items;
+}

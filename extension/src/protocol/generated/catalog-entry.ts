@@ -1,0 +1,153 @@
+/* Generated from shared-schema/catalog-entry.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
+
+/**
+ * This interface was referenced by `DenpexCatalogEntry`'s JSON-Schema
+ * via the `definition` "condition".
+ */
+export type Condition =
+  | {
+      kind: "requires";
+      /**
+       * @minItems 1
+       */
+      signals: [string, ...string[]];
+    }
+  | {
+      kind: "min_count";
+      signal: string;
+      count: number;
+    }
+  | {
+      kind: "value_jump";
+      signal: string;
+      ratio: number;
+      warmup?: number;
+    };
+
+/**
+ * One failure in Denpex's catalog. Stored as one TOML file per entry under server/denpex/catalog/entries/; rendered by `denpex catalog ID` and matched by the diagnosis engine through `signals` and `conditions`.
+ */
+export interface DenpexCatalogEntry {
+  /**
+   * Stable id; also the file name.
+   */
+  id: string;
+  title: string;
+  category:
+    | "communication"
+    | "memory"
+    | "numerics"
+    | "hardware"
+    | "cuda"
+    | "data"
+    | "checkpoint"
+    | "process"
+    | "data-integrity"
+    | "configuration";
+  /**
+   * @minItems 1
+   */
+  tags: [string, ...string[]];
+  quick_answer: string;
+  mechanism: string;
+  /**
+   * @minItems 1
+   */
+  symptoms: [
+    {
+      symptom: string;
+      why: string;
+    },
+    ...{
+      symptom: string;
+      why: string;
+    }[]
+  ];
+  /**
+   * Log patterns that point at this entry. Empty for entries found only by the drift engine.
+   */
+  signals: Signal[];
+  /**
+   * Structured conditions, all of which must hold for the entry to be reported (in addition to at least one matching signal).
+   */
+  conditions?: Condition[];
+  /**
+   * @minItems 1
+   */
+  affected_systems: [string, ...string[]];
+  /**
+   * How to confirm: a checklist.
+   *
+   * @minItems 1
+   */
+  confirm: [string, ...string[]];
+  /**
+   * Ordered fix steps.
+   *
+   * @minItems 1
+   */
+  fix: [string, ...string[]];
+  /**
+   * @minItems 1
+   */
+  prevention: [string, ...string[]];
+  /**
+   * @minItems 1
+   */
+  verification: [Verification, ...Verification[]];
+  /**
+   * The signal to monitor so a recurrence is caught.
+   */
+  fingerprint: string;
+  related: string[];
+  /**
+   * @minItems 1
+   */
+  references: [
+    {
+      title: string;
+      /**
+       * Upstream project, doc page or issue, by name.
+       */
+      where?: string;
+    },
+    ...{
+      title: string;
+      /**
+       * Upstream project, doc page or issue, by name.
+       */
+      where?: string;
+    }[]
+  ];
+}
+/**
+ * This interface was referenced by `DenpexCatalogEntry`'s JSON-Schema
+ * via the `definition` "signal".
+ */
+export interface Signal {
+  name: string;
+  /**
+   * Python regex, kept within POSIX ERE (no look-around, no back-references, no \d inside brackets) apart from named groups (?P<name>...), so `grep -E` can run it once the group names are stripped. Case-sensitive unless `ignore_case`. Named groups the engine understands: rank, local_rank, gpu, host, pid, exitcode, signal, step, seq, value, ranks (a comma/space separated list).
+   */
+  pattern: string;
+  ignore_case?: boolean;
+  /**
+   * initiating: this line can start a failure; collateral: a downstream report (watchdog timeouts, teardown); context: supporting detail.
+   */
+  role: "initiating" | "collateral" | "context";
+  /**
+   * How specific the line is to this entry (drives confidence and the choice between entries).
+   */
+  weight?: number;
+}
+/**
+ * This interface was referenced by `DenpexCatalogEntry`'s JSON-Schema
+ * via the `definition` "verification".
+ */
+export interface Verification {
+  /**
+   * Shell command template. Placeholders: {rank} {host} {gpu} {log} {pid} {run} {ref} {step}; an unknown value renders as <name> for the user to fill in.
+   */
+  command: string;
+  why: string;
+}

@@ -1,0 +1,46 @@
+/* Generated from shared-schema/diagnosis.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
+
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "rank".
+ */
+export type Rank = number;
+
+/**
+ * Output of `denpex diagnose --json`, of the language server's `denpex.diagnose` command and the payload of `denpex/finding`. Findings are ordered root cause first.
+ */
+export interface DenpexDiagnosis {
+  schema_version: 1;
+  findings: Finding[];
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "finding".
+ */
+export interface Finding {
+  id: string;
+  title: string;
+  category: string;
+  confidence: number;
+  initiating_rank: Rank | null;
+  collateral_ranks: Rank[];
+  suspect_ranks: Rank[];
+  host: string | null;
+  gpu: number | null;
+  evidence: Evidence[];
+  root_cause: string;
+  fix: string;
+  verification: string[];
+  related: string[];
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "evidence".
+ */
+export interface Evidence {
+  source: string;
+  line: number;
+  text: string;
+  rank: Rank | null;
+  role: "initiating" | "collateral" | "context";
+}
