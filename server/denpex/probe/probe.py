@@ -66,7 +66,7 @@ class DriftProbe:
 
     def _parameters(self) -> list[tuple[str, torch.Tensor]]:
         seen: set[int] = set()
-        out = []
+        out: list[tuple[str, torch.Tensor]] = []
         # Tied weights appear once (named_parameters already dedupes; keep it explicit).
         for name, p in self.model.named_parameters():
             if id(p) not in seen:

@@ -105,7 +105,7 @@ def vote(
         if count == n:
             continue
         if count * 2 > n:
-            verdict.tensors[name] = [r for r, h in zip(ranks, column) if h != top]
+            verdict.tensors[name] = [r for r, h in zip(ranks, column, strict=True) if h != top]
             verdict.rule = "majority"
         else:
             ties.append(i)

@@ -1,0 +1,221 @@
+"""Drift from probe fingerprints (``denpex.probe``) instead of full checkpoints.
+
+A fingerprint directory holds one JSONL file per rank; each line fingerprints every
+parameter at one step (norm, max |x|, exact content hash, CountSketches). This module turns
+two such directories into the same ``StepDiff`` series the checkpoint comparison produces,
+and one directory's ranks into ``ReplicaStep``s, so the verdict logic runs unchanged.
+
+What a fingerprint gives, per tensor:
+- equal hashes: bitwise identical, distance exactly 0;
+- small tensors (stored whole): exact distance, max |Δ| and count of differing elements;
+- otherwise the L2 distance estimated from the sketches. Per tensor, the tensor's own
+  sketch ranks it; the record's global sketch (many more buckets) then fixes the total and
+  the per-tensor estimates are scaled to add up to it, so the step's distance is as tight as
+  the global sketch. Where the global difference sits too close to its own float32 rounding
+  floor (a distance tiny against the whole model), the per-tensor sketches are used alone.
+  max |Δ| is then a lower bound (|max|a| - max|b||), the count of differing elements is
+  unknown (reported as 1: at least one), and where the difference sits inside the tensor
+  (row/column shares) is unknown (0). Each such TensorDiff says so in its note.
+
+Run and reference are compared rank by rank at the lowest rank present in both (data
+parallel replicas hold the same parameters; ``denpex replicas`` checks that they do).
+No torch needed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+
+import numpy as np
+
+from denpex.drift.compare import compared_dtype
+from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.errors import InputError
+from denpex.probe.records import (
+    Record,
+    TensorPrint,
+    is_fingerprint_dir,
+    open_rank_files,
+    rounding_floor,
+)
+
+SKETCH_NOTE = "estimated from fingerprints: l2 from sketches, max |Δ| a lower bound, count unknown"
+# The global sketch is trusted when its squared difference is this far above its rounding floor.
+_FLOOR_MARGIN = 100.0
+
+__all__ = ["compare", "is_fingerprint_dir", "replicas"]
+
+
+def _shape_dims(shape: tuple[int, ...]) -> tuple[int, int]:
+    rows = shape[0] if shape else 1
+    return rows, int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+
+
+def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
+    """Run tensor ``a`` against reference tensor ``b`` (same name)."""
+    rows, cols = _shape_dims(b.shape)
+    target = compared_dtype(a.dtype, b.dtype)
+    base = TensorDiff(
+        name=b.name,
+        numel=b.numel,
+        diff_sq=0.0,
+        ref_sq=b.norm * b.norm,
+        max_abs=0.0,
+        mismatched=0,
+        rows=rows,
+        cols=cols,
+        compared_dtype=target,
+    )
+    if a.shape != b.shape:
+        base.status = "shape_mismatch"
+        base.note = f"run {list(a.shape)} vs reference {list(b.shape)}"
+        return base
+    if a.hash == b.hash and a.dtype == b.dtype:
+        return base
+    d = a.local - b.local
+    if a.exact and b.exact:
+        base.diff_sq = float(np.dot(d, d))
+        base.max_abs = float(np.max(np.abs(d))) if d.size else 0.0
+        base.mismatched = int(np.count_nonzero(d)) or 1  # hashes differ: at least one
+        return base
+    if a.local.size != b.local.size:
+        base.status = "unreadable"
+        base.note = f"sketch sizes differ ({a.local.size} vs {b.local.size}): probes not comparable"
+        return base
+    base.diff_sq = float(np.dot(d, d))
+    base.max_abs = abs(a.max_abs - b.max_abs)
+    base.mismatched = 1
+    base.note = SKETCH_NOTE
+    return base
+
+
+def _rescale(diffs: list[TensorDiff], run: Record, ref: Record) -> str | None:
+    """Scale the sketched tensors' estimates to the global sketch's total (module docstring)."""
+    sketched = [t for t in diffs if t.note == SKETCH_NOTE]
+    local_total = math.fsum(t.diff_sq for t in sketched)
+    ga, gb = run.global_sketch, ref.global_sketch
+    if not sketched or local_total <= 0 or ga.size != gb.size or ga.size == 0:
+        return None
+    names_a = {t.name for t in run.tensors if not t.exact}
+    names_b = {t.name for t in ref.tensors if not t.exact}
+    if names_a != names_b:
+        return "global sketch not used: the two records fingerprint different tensors"
+    d = ga - gb
+    total = float(np.dot(d, d))
+    if total < _FLOOR_MARGIN * rounding_floor(ga, gb):
+        return None
+    scale = total / local_total
+    for t in sketched:
+        t.diff_sq *= scale
+    return None
+
+
+def step_diff(run: Record, ref: Record) -> StepDiff:
+    out = StepDiff(step=ref.step, run_path=run.path, ref_path=ref.path)
+    a_by, b_by = run.by_name(), ref.by_name()
+    for name in sorted(set(a_by) | set(b_by)):
+        a, b = a_by.get(name), b_by.get(name)
+        if a is not None and b is not None:
+            out.tensors.append(_tensor_diff(a, b))
+            continue
+        only = a if a is not None else b
+        assert only is not None
+        rows, cols = _shape_dims(only.shape)
+        status = "missing_in_run" if a is None else "missing_in_ref"
+        out.tensors.append(
+            TensorDiff(name, only.numel, 0.0, 0.0, 0.0, 0, rows=rows, cols=cols, status=status)
+        )
+    note = _rescale(out.tensors, run, ref)
+    if note:
+        out.warnings.append(f"step {ref.step}: {note}")
+    mixed = Counter(
+        f"run {a_by[n].dtype}, reference {b_by[n].dtype}"
+        for n in set(a_by) & set(b_by)
+        if a_by[n].dtype != b_by[n].dtype
+    )
+    for what, count in mixed.items():
+        out.warnings.append(
+            f"step {ref.step}: {what} ({count} tensors): fingerprints cannot compare at the lower "
+            "precision, so rounding counts as distance here; compare checkpoints instead"
+        )
+    return out
+
+
+def compare(
+    run: str | os.PathLike[str], ref: str | os.PathLike[str], warnings: list[str] | None = None
+) -> list[StepDiff]:
+    """Steps fingerprinted in both directories, run versus reference, in step order."""
+    notes = warnings if warnings is not None else []
+    run_files, ref_files = open_rank_files(run), open_rank_files(ref)
+    common = sorted(set(run_files) & set(ref_files))
+    if not common:
+        raise InputError(
+            f"{run} (ranks {sorted(run_files)}) and {ref} (ranks {sorted(ref_files)}) share no rank"
+        )
+    rank = common[0]
+    fa, fb = run_files[rank], ref_files[rank]
+    notes.extend(fa.warnings + fb.warnings)
+    only_run = sorted(set(fa.offsets) - set(fb.offsets))
+    only_ref = sorted(set(fb.offsets) - set(fa.offsets))
+    if only_run:
+        notes.append(f"steps only in the run (not compared): {_steps(only_run)}")
+    if only_ref:
+        notes.append(f"steps only in the reference (not compared): {_steps(only_ref)}")
+    return [step_diff(fa.read(s), fb.read(s)) for s in sorted(set(fa.offsets) & set(fb.offsets))]
+
+
+def _steps(steps: list[int]) -> str:
+    return ", ".join(map(str, steps[:8])) + (
+        f" and {len(steps) - 8} more" if len(steps) > 8 else ""
+    )
+
+
+def replica_step(records: dict[int, Record]) -> ReplicaStep:
+    """Every rank of one step against the majority of its peers (by exact hash)."""
+    step = next(iter(records.values())).step
+    out = ReplicaStep(step=step)
+    names = sorted({t.name for r in records.values() for t in r.tensors})
+    by_rank = {rank: rec.by_name() for rank, rec in records.items()}
+    majority: dict[str, int] = {}  # tensor -> majority hash
+    for name in names:
+        counts = Counter(by_rank[r][name].hash for r in records if name in by_rank[r])
+        (top, n), *rest = counts.most_common()
+        if rest and rest[0][1] == n:
+            holders = [r for r in sorted(records) if name in by_rank[r]]
+            top = by_rank[holders[0]][name].hash
+            out.warnings.append(
+                f"step {step}: {name}: no majority among ranks; compared with rank {holders[0]}'s "
+                "(see the probe's own replica verdict in the record for its tie rule)"
+            )
+        majority[name] = top
+    for rank, rec in records.items():
+        # Reference: the peer agreeing with the majority on the most tensors.
+        peers = [r for r in records if r != rank] or [rank]
+        ref_rank = max(
+            peers, key=lambda r: (sum(majority[t.name] == t.hash for t in records[r].tensors), -r)
+        )
+        diff = step_diff(rec, records[ref_rank])
+        for t in diff.tensors:
+            mine = by_rank[rank].get(t.name)
+            if mine is not None and mine.hash == majority[t.name] and t.status == "ok":
+                t.diff_sq, t.max_abs, t.mismatched, t.note = 0.0, 0.0, 0, ""
+        diff.run_path = rec.path
+        out.ranks[rank] = diff
+    return out
+
+
+def replicas(run: str | os.PathLike[str], warnings: list[str] | None = None) -> list[ReplicaStep]:
+    """Replica mode over a fingerprint directory written by a probe with several ranks."""
+    notes = warnings if warnings is not None else []
+    files = open_rank_files(run)
+    for f in files.values():
+        notes.extend(f.warnings)
+    if len(files) < 2:
+        raise InputError(f"{run}: fingerprints of a single rank; replica mode needs two or more")
+    steps = sorted(set.intersection(*(set(f.offsets) for f in files.values())))
+    partial = sorted(set.union(*(set(f.offsets) for f in files.values())) - set(steps))
+    if partial:
+        notes.append(f"steps not fingerprinted on every rank (skipped): {_steps(partial)}")
+    return [replica_step({r: f.read(s) for r, f in files.items()}) for s in steps]
