@@ -31,7 +31,7 @@ from collections import Counter
 import numpy as np
 
 from denpex.drift.compare import compared_dtype
-from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
 from denpex.errors import InputError
 from denpex.probe.records import (
     Record,
@@ -123,7 +123,7 @@ def step_diff(run: Record, ref: Record) -> StepDiff:
         only = a if a is not None else b
         assert only is not None
         rows, cols = _shape_dims(only.shape)
-        status = "missing_in_run" if a is None else "missing_in_ref"
+        status: TensorStatus = "missing_in_run" if a is None else "missing_in_ref"
         out.tensors.append(
             TensorDiff(name, only.numel, 0.0, 0.0, 0.0, 0, rows=rows, cols=cols, status=status)
         )
