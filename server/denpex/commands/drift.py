@@ -1,8 +1,140 @@
-"""Placeholder: replaced by the module's owner."""
+"""`denpex drift`, `denpex replicas` and `denpex watch`: silent data corruption seen as
+parameter drift between checkpoints (see docs/drift.md)."""
+
+from __future__ import annotations
 
 import argparse
+import json
+import sys
+from typing import Any
+
+from denpex.drift.progress import ProgressBar
+
+_DEVICE_HELP = "where reductions run: auto (CUDA when present), cpu or cuda (default auto)"
+_KEY_HELP = (
+    "the state-dict container inside the checkpoint, dotted "
+    "(default: model, module or state_dict when present, else the top level)"
+)
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("drift", help="(not yet built)")
-    p.set_defaults(func=lambda args: 2)
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the drift-report JSON")
+    p.add_argument("--device", default="auto", help=_DEVICE_HELP)
+    p.add_argument("--key", help=_KEY_HELP)
+    p.add_argument(
+        "--cache-dir",
+        help="remember computed steps here so reruns skip them (default: no cache)",
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "drift",
+        help="compare a run's checkpoints with a reference run's (exit 1 when flagged)",
+        description="Compare RUN's checkpoints with REF's step by step and judge the drift.",
+    )
+    p.add_argument("run", help="the run's checkpoint directory (or one checkpoint)")
+    p.add_argument("--ref", required=True, help="the reference run's checkpoint directory")
+    p.add_argument(
+        "--noise-ref",
+        help="a second healthy run of the same setup: calibrates the benign-noise floor",
+    )
+    _common(p)
+    p.set_defaults(func=_drift)
+
+    p = sub.add_parser(
+        "replicas",
+        help="compare data-parallel replicas' checkpoints with their majority",
+        description="Each step's rank_<N> checkpoints against the bitwise majority of the ranks.",
+    )
+    p.add_argument("run", help="directory of steps holding rank_<N> checkpoints")
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.0,
+        help="per-tensor max |Δ| forgiven (tied/synced weights); default 0: bitwise",
+    )
+    _common(p)
+    p.set_defaults(func=_replicas)
+
+    p = sub.add_parser(
+        "watch",
+        help="follow checkpoint directories and report each new step as it lands",
+        description="Watch run directories; compare every complete new checkpoint.",
+    )
+    p.add_argument("dirs", nargs="+", help="run directories to watch")
+    p.add_argument("--ref", help="reference run (default: replica mode on rank_<N> layouts)")
+    p.add_argument("--noise-ref", help="a second healthy run calibrating the noise floor")
+    p.add_argument("--tolerance", type=float, default=0.0, help="replica mode: see `replicas`")
+    p.add_argument("--poll", type=float, default=2.0, help="seconds between stability polls")
+    p.add_argument(
+        "--exit-after",
+        type=float,
+        help="stop after this many seconds (default: run until interrupted)",
+    )
+    _common(p)
+    p.set_defaults(func=_watch)
+
+
+def _emit(report: dict[str, Any], as_json: bool) -> int:
+    from denpex.drift.report import render_human
+
+    if as_json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_human(report) + "\n")
+    return 1 if report["flagged"] else 0
+
+
+def _drift(args: argparse.Namespace) -> int:
+    from denpex.drift.api import drift_report
+
+    bar = ProgressBar()
+    try:
+        report = drift_report(
+            args.run,
+            args.ref,
+            noise_ref=args.noise_ref,
+            device=args.device,
+            key=args.key,
+            progress=bar,
+            cache_dir=args.cache_dir,
+        )
+    finally:
+        bar.close()
+    return _emit(report, args.json)
+
+
+def _replicas(args: argparse.Namespace) -> int:
+    from denpex.drift.api import replicas_report
+
+    bar = ProgressBar()
+    try:
+        report = replicas_report(
+            args.run,
+            device=args.device,
+            key=args.key,
+            tolerance=args.tolerance,
+            progress=bar,
+            cache_dir=args.cache_dir,
+        )
+    finally:
+        bar.close()
+    return _emit(report, args.json)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from denpex.drift.watch import watch
+
+    return watch(
+        args.dirs,
+        ref=args.ref,
+        noise_ref=args.noise_ref,
+        tolerance=args.tolerance,
+        device=args.device,
+        key=args.key,
+        cache_dir=args.cache_dir,
+        poll=args.poll,
+        as_json=args.json,
+        exit_after=args.exit_after,
+    )

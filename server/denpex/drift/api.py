@@ -1,0 +1,293 @@
+"""The drift engine's entry points: a run against a reference, or replicas of one run.
+
+Both return the drift-report JSON (``shared-schema/drift-report.schema.json``); the CLI
+prints it, the language server calls these in a worker process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from denpex.drift.cache import StepCache, fingerprint
+from denpex.drift.compare import Kernel, compare_readers
+from denpex.drift.discover import Checkpoint, find_checkpoints
+from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.readers import CheckpointError, Reader, model_files, open_checkpoint
+from denpex.drift.replicas import compare_replicas
+from denpex.drift.report import build_report
+from denpex.errors import InputError
+
+Progress = Callable[[int, int], None]
+Pairs = list[tuple[Checkpoint, Checkpoint]]
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` picks CUDA when present; torch is imported only when a driver is there."""
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise InputError(f"--device {device!r}: expected auto, cpu or cuda")
+    if device == "cpu":
+        return "cpu"
+    has_driver = os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi")
+    available = False
+    if has_driver or device != "auto":
+        import torch
+
+        available = torch.cuda.is_available()
+    if device == "auto":
+        return "cuda" if available else "cpu"
+    if not available:
+        raise InputError(f"--device {device}: no CUDA device available (use --device cpu)")
+    return device
+
+
+def _size(cp: Checkpoint) -> int:
+    paths = list(cp.ranks.values()) or [cp.path]
+    total = 0
+    for p in paths:
+        try:
+            _, files = model_files(p)
+        except CheckpointError:
+            continue
+        total += sum(f.stat().st_size for f in files if f.is_file())
+        total += sum(
+            f.stat().st_size for d in files if d.is_dir() for f in d.rglob("*") if f.is_file()
+        )
+    return total
+
+
+class _Bytes:
+    """Turns per-block byte counts into ``progress(done, total)`` calls."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total = max(1, total)
+        self.done = 0
+        self.progress = progress
+
+    def __call__(self, n: int) -> None:
+        self.done = min(self.total, self.done + n)
+        if self.progress:
+            self.progress(self.done, self.total)
+
+    def finish(self) -> None:
+        if self.progress:
+            self.progress(self.total, self.total)
+
+
+def _open(path: Path, key: str | None, what: str, step: int, warnings: list[str]) -> Reader | None:
+    try:
+        return open_checkpoint(path, key)
+    except InputError as exc:
+        warnings.append(f"step {step}: {what} not compared: {exc}")
+        return None
+
+
+def compare_steps(
+    pairs: Pairs,
+    *,
+    kernel: Kernel,
+    key: str | None,
+    cache: StepCache,
+    warnings: list[str],
+    on_bytes: Callable[[int], None],
+) -> list[StepDiff]:
+    """Each (run, ref) pair of one step compared; unreadable checkpoints become warnings."""
+    out: list[StepDiff] = []
+    for run_cp, ref_cp in pairs:
+        cache_key = f"ref|{key}|{fingerprint(run_cp.path)}||{fingerprint(ref_cp.path)}"
+        cached = cache.get_step(cache_key)
+        if cached is None:
+            run = _open(run_cp.path, key, "run checkpoint", run_cp.step, warnings)
+            ref = _open(ref_cp.path, key, "reference checkpoint", ref_cp.step, warnings)
+            if run is None or ref is None:
+                for reader in (run, ref):
+                    if reader:
+                        reader.close()
+                continue
+            try:
+                cached = compare_readers(run, ref, run_cp.step, kernel, on_bytes)
+            finally:
+                run.close()
+                ref.close()
+            cache.put(cache_key, cached)
+        out.append(cached)
+    return out
+
+
+def _pairs(run: list[Checkpoint], ref: list[Checkpoint], warnings: list[str], label: str) -> Pairs:
+    by_step = {c.step: c for c in ref}
+    only_run = [c.step for c in run if c.step not in by_step]
+    only_ref = sorted(set(by_step) - {c.step for c in run})
+    if only_run:
+        warnings.append(f"steps only in the run, not compared: {_steps(only_run)}")
+    if only_ref:
+        warnings.append(f"steps only in the {label}, not compared: {_steps(only_ref)}")
+    return [(c, by_step[c.step]) for c in run if c.step in by_step]
+
+
+def _steps(steps: list[int]) -> str:
+    return ", ".join(map(str, steps[:8])) + (f" (+{len(steps) - 8} more)" if len(steps) > 8 else "")
+
+
+def drift_report(
+    run: str,
+    ref: str,
+    *,
+    noise_ref: str | None = None,
+    device: str = "auto",
+    key: str | None = None,
+    progress: Progress | None = None,
+    cache_dir: str | None = None,
+) -> dict[str, Any]:
+    """RUN against REF step by step, judged by the verdict (``--noise-ref`` calibrates it)."""
+    from denpex.drift.verdict import assess
+
+    warnings: list[str] = []
+    run_cps = _require(run, find_checkpoints(run, warnings), warnings)
+    ref_cps = _require(ref, find_checkpoints(ref, warnings), warnings)
+    pairs = _pairs(run_cps, ref_cps, warnings, "reference")
+    if not pairs:
+        raise InputError(
+            f"{run} and {ref} share no checkpoint step (run: {_steps([c.step for c in run_cps])}; "
+            f"reference: {_steps([c.step for c in ref_cps])})"
+        )
+    noise_pairs: Pairs = []
+    if noise_ref:
+        noise_cps = _require(noise_ref, find_checkpoints(noise_ref, warnings), warnings)
+        noise_pairs = _pairs(noise_cps, ref_cps, [], "reference")
+    total = sum(_size(a) + _size(b) for a, b in pairs + noise_pairs)
+    counter = _Bytes(total, progress)
+    kernel = Kernel(resolve_device(device))
+    cache = StepCache(cache_dir)
+    try:
+        series = compare_steps(
+            pairs, kernel=kernel, key=key, cache=cache, warnings=warnings, on_bytes=counter
+        )
+        noise = (
+            compare_steps(
+                noise_pairs,
+                kernel=kernel,
+                key=key,
+                cache=cache,
+                warnings=warnings,
+                on_bytes=counter,
+            )
+            if noise_pairs
+            else None
+        )
+    finally:
+        kernel.close()
+    counter.finish()
+    if not series:
+        raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
+    assessment = assess(series, noise, run=run, ref=ref)
+    return build_report(
+        mode="reference",
+        run=run,
+        reference=ref,
+        series=series,
+        assessment=assessment,
+        warnings=warnings,
+        device=kernel.device,
+        noise_ref=noise_ref,
+    )
+
+
+def _require(root: str, cps: list[Checkpoint], warnings: list[str]) -> list[Checkpoint]:
+    if not cps:
+        why = "; ".join(w for w in warnings if str(root) in w)[:400]
+        raise InputError(f"{root}: no complete checkpoints{': ' + why if why else ''}")
+    return cps
+
+
+def compare_replica_steps(
+    cps: list[Checkpoint],
+    *,
+    kernel: Kernel,
+    key: str | None,
+    tolerance: float,
+    cache: StepCache,
+    warnings: list[str],
+    on_bytes: Callable[[int], None],
+) -> list[ReplicaStep]:
+    out: list[ReplicaStep] = []
+    for cp in cps:
+        cache_key = f"replicas|{key}|{tolerance}|" + "||".join(
+            f"{r}={fingerprint(p)}" for r, p in cp.ranks.items()
+        )
+        cached = cache.get_replicas(cache_key)
+        if cached is None:
+            readers: dict[int, Reader] = {}
+            for rank, path in cp.ranks.items():
+                reader = _open(path, key, f"rank {rank}", cp.step, warnings)
+                if reader is not None:
+                    readers[rank] = reader
+            try:
+                if len(readers) < 2:
+                    warnings.append(f"step {cp.step}: fewer than two readable replicas")
+                    continue
+                cached = compare_replicas(cp.step, readers, kernel, tolerance, on_bytes)
+            finally:
+                for reader in readers.values():
+                    reader.close()
+            cache.put(cache_key, cached)
+        out.append(cached)
+    return out
+
+
+def replicas_report(
+    run: str,
+    *,
+    device: str = "auto",
+    key: str | None = None,
+    tolerance: float = 0.0,
+    progress: Progress | None = None,
+    cache_dir: str | None = None,
+) -> dict[str, Any]:
+    """Every step's data-parallel replicas against their majority."""
+    from denpex.drift.verdict import assess_replicas
+
+    if tolerance < 0:
+        raise InputError("--tolerance must be >= 0")
+    warnings: list[str] = []
+    cps = _require(run, find_checkpoints(run, warnings, replicas=True), warnings)
+    counter = _Bytes(sum(_size(c) for c in cps), progress)
+    kernel = Kernel(resolve_device(device))
+    try:
+        series = compare_replica_steps(
+            cps,
+            kernel=kernel,
+            key=key,
+            tolerance=tolerance,
+            cache=StepCache(cache_dir),
+            warnings=warnings,
+            on_bytes=counter,
+        )
+    finally:
+        kernel.close()
+    counter.finish()
+    if not series:
+        raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
+    assessment = assess_replicas(series, run=run)
+    return build_report(
+        mode="replicas",
+        run=run,
+        reference=None,
+        series=series,
+        assessment=assessment,
+        warnings=warnings,
+        device=kernel.device,
+        tolerance=tolerance,
+    )
+
+
+__all__ = [
+    "compare_replica_steps",
+    "compare_steps",
+    "drift_report",
+    "replicas_report",
+    "resolve_device",
+]

@@ -1,0 +1,316 @@
+"""Compare two checkpoints tensor by tensor, row block by row block, in float64.
+
+For each tensor pair the kernel produces the squared distance, the reference's squared
+norm, max |Δ|, the count of differing elements and the squared distance per row and per
+column (where the difference sits, see ``TensorDiff``). Element differences are taken at
+the lower of the two precisions (a bf16 export against an fp32 reference differs by
+rounding alone); squares and all sums are float64.
+
+Two kernels give the same numbers to float tolerance: numpy on the CPU (blocks spread
+over a few threads; numpy releases the GIL in its loops) and torch for ``--device cuda``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from denpex.drift.model import StepDiff, TensorDiff
+from denpex.drift.readers import Reader, TensorMeta
+from denpex.errors import InputError
+
+# Elements per block: large enough that numpy's per-call overhead vanishes, small enough
+# that a block's float64 temporaries stay in the CPU caches.
+BLOCK_ELEMS = 1 << 18
+FLOATS = ("float64", "float32", "float16", "bfloat16")
+# Higher rank = more mantissa bits; the pair is compared at the lower one.
+_PRECISION = {"bfloat16": 0, "float16": 1, "float32": 2, "float64": 3}
+INTS = ("int64", "int32", "int16", "int8", "uint8", "bool")
+
+Progress = Callable[[int, int], None]
+
+
+def compared_dtype(a: str, b: str) -> str:
+    if a in _PRECISION and b in _PRECISION:
+        return a if _PRECISION[a] <= _PRECISION[b] else b
+    return "float64"  # integers (and int vs float): exact in float64 up to 2**53
+
+
+def _bf16_to_f32(words: np.ndarray) -> np.ndarray:
+    return (words.astype(np.uint32) << 16).view(np.float32)
+
+
+def _round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 -> nearest bf16 (ties to even), returned widened back to float32."""
+    bits = x.astype(np.float32, copy=False).view(np.uint32)
+    rounded = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    nan = np.isnan(x)
+    if nan.any():  # rounding must not carry a NaN's payload into the exponent
+        rounded[nan] = bits[nan]
+    return rounded.view(np.float32)
+
+
+def to_compared(block: np.ndarray, dtype: str, target: str) -> np.ndarray:
+    """A raw block (bf16 as uint16 words) as float values representable in ``target``."""
+    if dtype == "bfloat16":
+        x = _bf16_to_f32(block)
+    elif dtype in INTS:
+        return block.astype(np.float64)
+    else:
+        x = block
+    if target == "float64":
+        return x if x.dtype == np.float64 else x.astype(np.float64)
+    if x.dtype != np.float32:
+        x = x.astype(np.float32)
+    if target == "float16" and dtype != "float16":
+        return x.astype(np.float16).astype(np.float32)
+    if target == "bfloat16" and dtype != "bfloat16":
+        return _round_to_bf16(x)
+    return x
+
+
+@dataclass
+class _Partial:
+    """One block's contribution; blocks of a tensor add up in order."""
+
+    r0: int
+    row_sq: np.ndarray
+    col_sq: np.ndarray
+    ref_sq: float
+    max_abs: float
+    mismatched: int
+
+
+def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
+    d = np.subtract(x, y)
+    # x - y == 0 exactly when x == y (IEEE, gradual underflow): count on the bit pattern,
+    # which numpy counts far faster than floats.
+    mismatched = int(np.count_nonzero(d.view(np.int32 if d.dtype == np.float32 else np.int64)))
+    max_abs = float(max(d.max(), -d.min())) if d.size else 0.0
+    sq = np.multiply(d, d, dtype=np.float64)  # exact: a float32 product fits a float64
+    row_sq = sq.sum(axis=1)
+    col_sq = np.ones(sq.shape[0]) @ sq
+    np.multiply(y, y, out=sq, dtype=np.float64)
+    return _Partial(r0, row_sq, col_sq, float(sq.sum()), max_abs, mismatched)
+
+
+def blocks(meta: TensorMeta) -> Iterator[tuple[int, int]]:
+    step = max(1, BLOCK_ELEMS // max(1, meta.cols))
+    for r0 in range(0, meta.rows, step):
+        yield r0, min(meta.rows, r0 + step)
+
+
+class Kernel:
+    """Reduces one tensor pair; ``cpu`` uses numpy, anything else torch on that device."""
+
+    def __init__(self, device: str = "cpu", threads: int | None = None) -> None:
+        self.device = device
+        self.threads = threads or min(4, os.cpu_count() or 1)
+        self._pool = (
+            ThreadPoolExecutor(self.threads) if device == "cpu" and self.threads > 1 else None
+        )
+
+    def close(self) -> None:
+        if self._pool:
+            self._pool.shutdown()
+
+    def tensor(
+        self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
+    ) -> TensorDiff:
+        meta_run, meta_ref = run.tensors[name], ref.tensors[name]
+        rows, cols = meta_ref.rows, meta_ref.cols
+        if self.device == "cpu":
+            partials = self._numpy(run, ref, name, target, on_bytes)
+        else:
+            partials = self._torch(run, ref, name, target, on_bytes)
+        row_sq = np.zeros(rows)
+        col_sq = np.zeros(cols)
+        ref_sq = 0.0
+        max_abs = 0.0
+        mismatched = 0
+        for p in partials:
+            row_sq[p.r0 : p.r0 + len(p.row_sq)] = p.row_sq
+            col_sq += p.col_sq
+            ref_sq += p.ref_sq
+            max_abs = max(max_abs, p.max_abs)
+            mismatched += p.mismatched
+        diff_sq = float(np.sum(row_sq))
+        top_row = int(np.argmax(row_sq)) if rows else 0
+        top_col = int(np.argmax(col_sq)) if cols else 0
+        return TensorDiff(
+            name=name,
+            numel=meta_ref.numel,
+            diff_sq=diff_sq,
+            ref_sq=ref_sq,
+            max_abs=max_abs,
+            mismatched=mismatched,
+            rows=rows,
+            cols=cols,
+            top_row=top_row,
+            top_row_share=float(row_sq[top_row] / diff_sq) if diff_sq > 0 else 0.0,
+            top_col=top_col,
+            top_col_share=float(col_sq[top_col] / diff_sq) if diff_sq > 0 else 0.0,
+            compared_dtype=target,
+            note=_precision_note(meta_run.dtype, meta_ref.dtype, target),
+        )
+
+    def _numpy(
+        self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
+    ) -> list[_Partial]:
+        dt_run, dt_ref = run.tensors[name].dtype, ref.tensors[name].dtype
+        row_bytes = run.tensors[name].nbytes // max(1, run.tensors[name].rows)
+        row_bytes += ref.tensors[name].nbytes // max(1, ref.tensors[name].rows)
+
+        def one(span: tuple[int, int]) -> _Partial:
+            r0, r1 = span
+            x = to_compared(run.block(name, r0, r1), dt_run, target)
+            y = to_compared(ref.block(name, r0, r1), dt_ref, target)
+            part = _block_numpy(x, y, r0)
+            run.release(name, r0, r1)
+            ref.release(name, r0, r1)
+            on_bytes((r1 - r0) * row_bytes)
+            return part
+
+        spans = list(blocks(ref.tensors[name]))
+        if self._pool is None or len(spans) < 2:
+            return [one(s) for s in spans]
+        return list(self._pool.map(one, spans))
+
+    def _torch(
+        self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
+    ) -> list[_Partial]:
+        import torch
+
+        dt_run, dt_ref = run.tensors[name].dtype, ref.tensors[name].dtype
+        out: list[_Partial] = []
+        for r0, r1 in blocks(ref.tensors[name]):
+            x = _torch_compared(torch, run.block(name, r0, r1), dt_run, target, self.device)
+            y = _torch_compared(torch, ref.block(name, r0, r1), dt_ref, target, self.device)
+            run.release(name, r0, r1)
+            ref.release(name, r0, r1)
+            d = x - y
+            sq = d.double().square()
+            stats = torch.stack(
+                [
+                    (d != 0).sum().double(),
+                    d.abs().max().double() if d.numel() else torch.zeros((), device=d.device),
+                    y.double().square().sum(),
+                ]
+            ).cpu()
+            out.append(
+                _Partial(
+                    r0,
+                    sq.sum(dim=1).cpu().numpy(),
+                    sq.sum(dim=0).cpu().numpy(),
+                    float(stats[2]),
+                    float(stats[1]),
+                    int(stats[0]),
+                )
+            )
+            on_bytes(int(x.numel()) * 2 * 4)
+        return out
+
+
+def _torch_compared(torch: Any, block: np.ndarray, dtype: str, target: str, device: str) -> Any:
+    if dtype == "bfloat16":
+        t = torch.from_numpy(block.view(np.int16)).to(device).view(torch.bfloat16)
+    else:
+        t = torch.from_numpy(block).to(device)
+    if dtype in INTS or target == "float64":
+        return t.double()
+    if target in ("float16", "bfloat16"):
+        t = t.to(getattr(torch, target))
+    return t.float()
+
+
+def _precision_note(run: str, ref: str, target: str) -> str:
+    if run == ref or run not in FLOATS or ref not in FLOATS:
+        return ""
+    return f"run {run}, reference {ref}: compared at {target}"
+
+
+def _missing(meta: TensorMeta, status: str, note: str) -> TensorDiff:
+    return TensorDiff(
+        name=meta.name,
+        numel=meta.numel,
+        diff_sq=0.0,
+        ref_sq=0.0,
+        max_abs=0.0,
+        mismatched=0,
+        rows=meta.rows,
+        cols=meta.cols,
+        compared_dtype=meta.dtype,
+        status=status,  # type: ignore[arg-type]
+        note=note,
+    )
+
+
+def compare_readers(
+    run: Reader,
+    ref: Reader,
+    step: int,
+    kernel: Kernel,
+    on_bytes: Callable[[int], None] = lambda n: None,
+) -> StepDiff:
+    """One step: every tensor of either side gets a TensorDiff, never an exception."""
+    diff = StepDiff(step=step, run_path=run.path, ref_path=ref.path)
+    diff.warnings.extend(run.warnings + ref.warnings)
+    mixed: dict[str, int] = {}
+    for name in sorted(set(run.tensors) | set(ref.tensors)):
+        a, b = run.tensors.get(name), ref.tensors.get(name)
+        if a is None and b is not None:
+            diff.tensors.append(_missing(b, "missing_in_run", "only in the reference"))
+        elif b is None and a is not None:
+            diff.tensors.append(_missing(a, "missing_in_ref", "only in the run"))
+        elif a is not None and b is not None:
+            diff.tensors.append(compare_pair(run, ref, a, b, kernel, on_bytes))
+            note = diff.tensors[-1].note
+            if note.startswith("run "):
+                mixed[note] = mixed.get(note, 0) + 1
+    for note, count in mixed.items():
+        diff.warnings.append(f"{note} ({count} tensors): rounding alone is not drift")
+    _summarise_missing(diff)
+    return diff
+
+
+def compare_pair(
+    run: Reader,
+    ref: Reader,
+    a: TensorMeta,
+    b: TensorMeta,
+    kernel: Kernel,
+    on_bytes: Callable[[int], None],
+) -> TensorDiff:
+    if a.shape != b.shape:
+        on_bytes(a.nbytes + b.nbytes)
+        return _missing(b, "shape_mismatch", f"run {list(a.shape)} vs reference {list(b.shape)}")
+    comparable = FLOATS + INTS
+    if a.dtype not in comparable or b.dtype not in comparable:
+        on_bytes(a.nbytes + b.nbytes)
+        return _missing(b, "unreadable", f"dtype {a.dtype}/{b.dtype} is not compared")
+    try:
+        return kernel.tensor(run, ref, a.name, compared_dtype(a.dtype, b.dtype), on_bytes)
+    except (InputError, OSError, ValueError, RuntimeError) as exc:
+        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return _missing(b, "unreadable", line)
+
+
+def _summarise_missing(diff: StepDiff) -> None:
+    for status, what in (
+        ("missing_in_run", "missing in the run"),
+        ("missing_in_ref", "missing in the reference"),
+        ("shape_mismatch", "with different shapes"),
+        ("unreadable", "not compared"),
+    ):
+        names = [t.name for t in diff.tensors if t.status == status]
+        if names:
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            diff.warnings.append(f"step {diff.step}: {len(names)} tensor(s) {what}: {shown}")
+
+
+__all__ = ["Kernel", "blocks", "compare_pair", "compare_readers", "compared_dtype", "to_compared"]
