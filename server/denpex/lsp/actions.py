@@ -13,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from denpex import catalog
+from denpex.catalog.render import to_markdown
 from denpex.errors import InputError
 from denpex.lsp.diagnostics import Mark, who
 
@@ -132,7 +133,6 @@ def catalog_entry(entry_id: Any) -> dict[str, Any]:
     """The ``denpex/catalogEntry`` result; InputError for an unknown or malformed id."""
     if not isinstance(entry_id, str):
         raise InputError('denpex/catalogEntry needs {"id": <catalog id string>}')
-    from denpex.catalog.render import to_markdown
 
     entry = catalog.get(entry_id)
     return {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any, TextIO
 
 from denpex.errors import InputError
@@ -23,30 +24,46 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
     out.flush()
 
 
-def _step_paths(run: str) -> dict[str, str]:
+def _step_paths(run: str, replicas: bool) -> dict[str, str]:
     from denpex.drift.discover import find_checkpoints
 
-    return {str(c.step): str(c.path) for c in find_checkpoints(run)}
+    return {str(c.step): str(c.path) for c in find_checkpoints(run, replicas=replicas)}
+
+
+class _Throttled:
+    """The engine reports bytes after every block; a few updates a second are plenty."""
+
+    def __init__(self, out: TextIO, interval: float = 0.2) -> None:
+        self._out = out
+        self._interval = interval
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done >= total or now - self._last >= self._interval:
+            self._last = now
+            _emit(self._out, {"progress": {"done": done, "total": total}})
 
 
 def run_job(job: dict[str, Any], out: TextIO) -> int:
     from denpex.drift.api import drift_report, replicas_report
 
-    def progress(done: int, total: int) -> None:
-        _emit(out, {"progress": {"done": done, "total": total}})
-
-    if job.get("reference"):
+    progress = _Throttled(out)
+    device = job.get("device", "auto")
+    cache = job.get("cacheDir")
+    replicas = not job.get("reference")
+    if replicas:
+        report = replicas_report(job["run"], device=device, progress=progress, cache_dir=cache)
+    else:
         report = drift_report(
             job["run"],
             job["reference"],
             noise_ref=job.get("noiseReference"),
-            device=job.get("device", "auto"),
+            device=device,
             progress=progress,
-            cache_dir=job.get("cacheDir"),
+            cache_dir=cache,
         )
-    else:
-        report = replicas_report(job["run"], progress=progress)
-    _emit(out, {"report": report, "checkpoints": _step_paths(job["run"])})
+    _emit(out, {"report": report, "checkpoints": _step_paths(job["run"], replicas)})
     return 0
 
 

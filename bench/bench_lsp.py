@@ -1,0 +1,217 @@
+"""Language-server latency: didOpen → publishDiagnostics for 1, 10 and 100 MB logs, an
+appended line → updated diagnostics on the 100 MB log, and the server's memory.
+
+Drives the real `denpex serve` over stdio with a minimal JSON-RPC client (no editor, no
+test framework in the loop). Timing starts when the request bytes start going out, so it
+includes the server's JSON parsing. Targets (issue 4): <= 300 ms for 10 MB, <= 100 ms for
+an append. Run: `.venv/bin/python bench/bench_lsp.py [--sizes 1,10,100] [--appends 20]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HEALTHY = (
+    "[rank{r}]: step {s:7d} | loss {loss:.4f} | lr 3.0e-04 | grad_norm 0.91 | tokens/s 183220\n"
+)
+FAILURE = (
+    "[rank5]: Traceback (most recent call last):\n"
+    '[rank5]:   File "/workspace/train.py", line 212, in <module>\n'
+    "[rank5]:     loss.backward()\n"
+    "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 5 has a "
+    "total capacity of 79.15 GiB of which 1.12 GiB is free.\n"
+) + "".join(
+    f"[rank{r}]:[E1202 17:51:0{r}.123456 {4100 + r} ProcessGroupNCCL.cpp:632] [Rank {r}] Watchdog "
+    "caught collective operation timeout: WorkNCCL(SeqNum=4821, OpType=ALLREDUCE, NumelIn=1048576, "
+    "NumelOut=1048576, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+    for r in (0, 1, 2, 3, 4, 6, 7)
+)
+
+
+def make_log(size: int) -> str:
+    """A healthy 8-rank log of about ``size`` characters with the failure near the end."""
+    lines: list[str] = []
+    total, step = 0, 0
+    while total < size - len(FAILURE):
+        step += 1
+        for r in range(8):
+            line = HEALTHY.format(r=r, s=step, loss=3.0 - step * 1e-6)
+            lines.append(line)
+            total += len(line)
+    return "".join(lines) + FAILURE
+
+
+class Client:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.next_id = 0
+        self.waiters: list[tuple[Any, asyncio.Future[dict[str, Any]]]] = []
+        self.reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            header = await out.readuntil(b"\r\n\r\n")
+            length = int(
+                next(
+                    h for h in header.split(b"\r\n") if h.lower().startswith(b"content-length")
+                ).split(b":")[1]
+            )
+            msg = json.loads(await out.readexactly(length))
+            if "id" in msg and "method" in msg:  # a request from the server: answer null
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            for pred, fut in list(self.waiters):
+                if not fut.done() and pred(msg):
+                    fut.set_result(msg)
+                    self.waiters.remove((pred, fut))
+
+    def send(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def expect(self, pred: Any) -> asyncio.Future[dict[str, Any]]:
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.waiters.append((pred, fut))
+        return fut
+
+    async def request(self, method: str, params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        rid = self.next_id
+        fut = self.expect(lambda m: m.get("id") == rid and "method" not in m)
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        return await fut
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    fields = dict(
+        line.split(":", 1)
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if ":" in line
+    )
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def published(uri: str, version: int) -> Any:
+    def pred(m: dict[str, Any]) -> bool:
+        p = m.get("params") or {}
+        return (
+            m.get("method") == "textDocument/publishDiagnostics"
+            and p.get("uri") == uri
+            and p.get("version") == version
+        )
+
+    return pred
+
+
+async def run(sizes: list[int], appends: int) -> int:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "denpex",
+        "serve",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        limit=2**20,
+    )
+    c = Client(proc)
+    await c.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {}})
+    c.notify("initialized", {})
+    print(
+        f"{'log':>8} {'didOpen→diagnostics':>22} {'errors':>7} {'server RSS':>11} {'peak RSS':>9}"
+    )
+    rows: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for mb in sizes:
+            text = make_log(mb * 2**20)
+            uri = Path(tmp, f"job-{mb}mb.log").as_uri()
+            msg = {"textDocument": {"uri": uri, "languageId": "log", "version": 1, "text": text}}
+            body = json.dumps(
+                {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": msg}
+            ).encode()
+            fut = c.expect(published(uri, 1))
+            t0 = time.perf_counter()
+            assert proc.stdin is not None
+            proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            result = await fut
+            dt = time.perf_counter() - t0
+            del body, msg
+            errors = sum(d["severity"] == 1 for d in result["params"]["diagnostics"])
+            rss, peak = rss_mb(proc.pid)
+            print(
+                f"{mb:>5} MB {dt * 1000:>19.0f} ms {errors:>7} {rss:>8.0f} MB {peak:>6.0f} MB",
+                flush=True,
+            )
+            rows.append((f"open {mb} MB", dt))
+            if mb == max(sizes):
+                lines = text.count("\n")
+                times = []
+                for i in range(appends):
+                    version = 2 + i
+                    line = HEALTHY.format(r=0, s=10**6 + i, loss=1.0)
+                    fut = c.expect(published(uri, version))
+                    t0 = time.perf_counter()
+                    c.notify(
+                        "textDocument/didChange",
+                        {
+                            "textDocument": {"uri": uri, "version": version},
+                            "contentChanges": [
+                                {
+                                    "range": {
+                                        "start": {"line": lines + i, "character": 0},
+                                        "end": {"line": lines + i, "character": 0},
+                                    },
+                                    "text": line,
+                                }
+                            ],
+                        },
+                    )
+                    await fut
+                    times.append(time.perf_counter() - t0)
+                rss, peak = rss_mb(proc.pid)
+                median = statistics.median(times) * 1000
+                print(
+                    f"append to the {mb} MB log ({appends}×): median {median:.1f} ms, "
+                    f"max {max(times) * 1000:.1f} ms; server RSS {rss:.0f} MB",
+                    flush=True,
+                )
+                rows.append((f"append {mb} MB", statistics.median(times)))
+            c.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+            del text
+    await c.request("shutdown", None)
+    c.notify("exit", None)
+    await proc.wait()
+    c.reader.cancel()
+    verdicts = []
+    for name, dt in rows:
+        if name == "open 10 MB":
+            verdicts.append(f"10 MB open {'meets' if dt <= 0.3 else 'MISSES'} the 300 ms target")
+        if name.startswith("append"):
+            verdicts.append(f"append {'meets' if dt <= 0.1 else 'MISSES'} the 100 ms target")
+    print("; ".join(verdicts))
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1,10,100", help="log sizes in MB, comma separated")
+    ap.add_argument("--appends", type=int, default=20)
+    args = ap.parse_args()
+    return asyncio.run(run([int(x) for x in args.sizes.split(",")], args.appends))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

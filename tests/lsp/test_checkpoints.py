@@ -1,0 +1,123 @@
+"""Checkpoint directories watched by the server: real training, real torch files."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_harness import Session, start, stop, validate
+from lsprotocol import types
+
+torch = pytest.importorskip("torch")
+
+from denpex.drift.simulate import FaultSpec, simulate_run  # noqa: E402
+
+STEPS, EVERY, FAULT_STEP = 120, 10, 50
+TIMEOUT = 120.0  # each check starts a worker process that imports torch
+
+
+def _save_run(folder: Path, fault: FaultSpec | None = None) -> list[tuple[int, dict[str, Any]]]:
+    folder.mkdir(parents=True, exist_ok=True)
+    return list(simulate_run(steps=STEPS, save_every=EVERY, seed=0, fault=fault))
+
+
+def _write(folder: Path, step: int, state: dict[str, Any]) -> None:
+    # Written under a temporary name and renamed, as training frameworks do.
+    tmp = folder / f".step_{step}.pt.tmp"
+    torch.save(state, tmp)
+    tmp.rename(folder / f"step_{step}.pt")
+
+
+def _updates(s: Session) -> list[dict[str, Any]]:
+    return [u["report"] for u in s.custom["denpex/driftUpdate"]]
+
+
+async def test_new_checkpoints_of_a_faulty_run_are_flagged(tmp_path: Path) -> None:
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    for step, state in _save_run(ref):
+        _write(ref, step, state)
+    faulty = _save_run(run, FaultSpec("compute", step=FAULT_STEP, eps=1e-2))
+    for step, state in faulty[:3]:  # the job has saved three checkpoints when watching starts
+        _write(run, step, state)
+    settings = {
+        "checkpoints": {"watch": ["run"], "reference": str(ref)},
+        "drift": {"device": "cpu"},
+    }
+    s = await start(tmp_path, settings)
+    try:
+        await s.wait_for(lambda: _updates(s), TIMEOUT)
+        assert not _updates(s)[0]["flagged"]
+        for step, state in faulty[3:]:  # the job keeps training
+            _write(run, step, state)
+            await asyncio.sleep(0.05)
+        flagged = await s.wait_for(
+            lambda: next(
+                (r for r in _updates(s) if r["flagged"] and len(r["points"]) == len(faulty)), None
+            ),
+            TIMEOUT,
+        )
+        for update in s.custom["denpex/driftUpdate"]:
+            validate("lsp-drift-update.schema.json", update)
+        onset = flagged["onset_step"]
+        assert FAULT_STEP - EVERY <= onset <= FAULT_STEP + EVERY
+        # A diagnostic on the onset checkpoint's file, for the Problems panel.
+        onset_uri = (run / f"step_{onset}.pt").resolve().as_uri()
+        diags = await s.diagnostics_for(onset_uri, lambda d: bool(d))
+        assert diags[0].severity == types.DiagnosticSeverity.Error and diags[0].source == "denpex"
+        assert f"from step {onset}" in diags[0].message
+        assert any(
+            m.type == types.MessageType.Warning and str(run) in m.message for m in s.client.messages
+        )
+        # Progress was reported for the comparisons.
+        kinds = {
+            type(v).__name__ for reports in s.client.progress_reports.values() for v in reports
+        }
+        assert {"WorkDoneProgressBegin", "WorkDoneProgressEnd"} <= kinds
+        status = await s.status()
+        assert status["watching"] == [str(run)] and status["lastCheck"] is not None
+        # The comparisons ran in worker processes: torch never entered the server.
+        if sys.platform.startswith("linux"):
+            assert "libtorch" not in Path(f"/proc/{s.pid}/maps").read_text()
+    finally:
+        await stop(s)
+
+
+async def test_missing_deleted_and_unreadable_checkpoint_dirs(tmp_path: Path) -> None:
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    states = _save_run(ref)
+    for step, state in states[:3]:
+        _write(ref, step, state)
+        _write(run, step, state)
+    missing = tmp_path / "no-such-dir"
+    settings = {
+        "checkpoints": {"watch": [str(missing), str(run)], "reference": str(ref)},
+        "drift": {"device": "cpu"},
+    }
+    s = await start(tmp_path, settings)
+    try:
+        await s.wait_for(lambda: any("does not exist" in m.message for m in s.client.messages))
+        await s.wait_for(lambda: _updates(s), TIMEOUT)
+        status = await s.status()
+        assert status["missing"] == [str(missing)] and status["watching"] == [str(run)]
+        # A checkpoint that cannot be loaded: reported, and the server carries on.
+        (run / "step_40.pt").write_bytes(b"PK\x03\x04 truncated archive")
+        await s.wait_for(
+            lambda: len(s.custom["denpex/driftUpdate"]) >= 2 or len(s.client.messages) >= 2, TIMEOUT
+        )
+        assert (await s.status())["privacy"] == "local-only"
+        # The watched directory disappears.
+        shutil.rmtree(run)
+        await s.wait_for(
+            lambda: any("was deleted" in m.message for m in s.client.messages), TIMEOUT
+        )
+        status = await s.status()
+        assert (
+            sorted(status["missing"]) == sorted([str(missing), str(run)])
+            and status["watching"] == []
+        )
+    finally:
+        await stop(s)

@@ -1,0 +1,94 @@
+"""The server's pure parts: escape stripping across chunk boundaries, LSP position
+bookkeeping under edits, settings parsing."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from lsprotocol import types
+
+from denpex.lsp import positions
+from denpex.lsp.documents import LogDocument
+from denpex.lsp.settings import parse
+from denpex.lsp.terminals import EscapeStripper
+
+COLOURED = (
+    "\x1b]633;A\x07$ \x1b]633;B\x07torchrun train.py\r\n\x1b]633;C\x07"
+    "\x1b[1;31m[rank5]: torch.OutOfMemoryError: CUDA out of memory.\x1b[0m\r\n"
+    "\x1b[?25l 45%|\x1b[32m████\x1b[0m| 45/100\r\x1b[K 46%|████| 46/100\r\n"
+    "\x1bPq#0;2;0;0;0\x1b\\\x1b(Bdone\x07\x1b7\x1b8\r\n"
+)
+CLEAN = (
+    "$ torchrun train.py\r\n"
+    "[rank5]: torch.OutOfMemoryError: CUDA out of memory.\r\n"
+    " 45%|████| 45/100\r 46%|████| 46/100\r\n"
+    "done\r\n"
+)
+
+
+def test_escape_sequences_are_removed_wherever_the_chunks_are_cut() -> None:
+    assert EscapeStripper().feed(COLOURED) == CLEAN
+    for cut in range(1, len(COLOURED)):
+        s = EscapeStripper()
+        assert s.feed(COLOURED[:cut]) + s.feed(COLOURED[cut:]) == CLEAN, cut
+    for size in (1, 2, 3, 5):
+        s = EscapeStripper()
+        out = "".join(s.feed(COLOURED[i : i + size]) for i in range(0, len(COLOURED), size))
+        assert out == CLEAN
+
+
+def test_an_unterminated_sequence_is_not_held_forever() -> None:
+    s = EscapeStripper()
+    out = s.feed("\x1b]0;" + "x" * 5000) + s.feed("after\n")
+    assert out.endswith("after\n")
+
+
+def _expected(text: str) -> tuple[int, int]:
+    return positions.count_breaks(text), max(positions.last_break_end(text), 0)
+
+
+def _position(text: str, offset: int) -> types.Position:
+    line = positions.count_breaks(text[:offset])
+    start = max(positions.last_break_end(text, 0, offset), 0)
+    return types.Position(line, positions.units(text[start:offset], "utf-16"))
+
+
+def test_document_edits_keep_line_bookkeeping_exact() -> None:
+    rng = random.Random(7)
+    pieces = ["a", "é", "😀", "\n", "\r\n", "\r", "line ", "[rank3]: x\n"]
+    text = "start\r\nmid 😀\rend"
+    doc = LogDocument("file:///t.log", "/t.log", text, 1, "utf-16")
+    for version in range(2, 400):
+        # Valid positions never split a \r\n pair or a surrogate pair.
+        offsets = [
+            i
+            for i in range(len(text) + 1)
+            if not (0 < i < len(text) and text[i - 1] == "\r" and text[i] == "\n")
+        ]
+        if rng.random() < 0.6:
+            start = end = len(text)  # an append, the common case for logs
+        else:
+            start, end = sorted(rng.sample(offsets, 2)) if len(offsets) > 1 else (0, 0)
+        insert = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(_position(text, start), _position(text, end)), text=insert
+        )
+        doc.apply(change, version)
+        text = text[:start] + insert + text[end:]
+        assert doc.text == text
+        assert (doc.last_line(), doc._last_start) == _expected(text)
+
+
+def test_settings_shapes_and_problems(tmp_path: Path) -> None:
+    nested = parse({"denpex": {"checkpoints": {"watch": ["ck"], "reference": ""}}}, tmp_path)
+    dotted = parse({"checkpoints.watch": ["ck"]}, tmp_path)
+    assert nested.watch == dotted.watch == (tmp_path / "ck",)
+    assert nested.reference is None and not nested.problems
+    bad = parse({"drift": {"device": "tpu"}, "logs": {"maxSizeMB": 0}, "extra": 1}, tmp_path)
+    assert bad.device == "auto" and bad.max_size_mb == 128
+    assert len(bad.problems) == 3
+    assert parse("nonsense").problems
+    assert not parse(
+        {"python": {"interpreter": "/usr/bin/python3"}, "terminal.watch": False}
+    ).problems
