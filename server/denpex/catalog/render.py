@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from denpex.catalog import Entry, entries, fill_template
 
@@ -81,18 +82,18 @@ def _signals(entry: Entry) -> list[str]:
     return lines
 
 
-def _condition(c: Mapping[str, object]) -> str:
+def _condition(c: Mapping[str, Any]) -> str:
     kind = c["kind"]
     if kind == "requires":
-        names = ", ".join(_code(str(n)) for n in c["signals"])  # type: ignore[attr-defined]
-        return f"all of these signals must match: {names}"
-    if kind == "min_count":
-        return f"{_code(str(c['signal']))} must match at least {c['count']} lines"
-    warmup = c.get("warmup", 10)
-    return (
-        f"the value of {_code(str(c['signal']))} must jump to at least {c['ratio']}× the running "
-        f"median of its earlier values (after {warmup} values)"
-    )
+        what = "all of these signals must match: " + ", ".join(_code(n) for n in c["signals"])
+    elif kind == "min_count":
+        what = f"{_code(c['signal'])} must match at least {c['count']} lines"
+    else:  # value_jump
+        what = (
+            f"the value of {_code(c['signal'])} must jump to at least {c['ratio']}× the running "
+            f"median of its earlier values (after {c.get('warmup', 10)} values)"
+        )
+    return f"{_code(kind)}: {what}"
 
 
 def _related(ids: list[str]) -> list[str]:
