@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -203,6 +203,18 @@ def _compute_fault_hook(fault: FaultSpec, iteration: list[int]) -> Any:
     return hook
 
 
+def _check_target(
+    named: Mapping[str, torch.Tensor], fault: FaultSpec, *, row: bool = False
+) -> None:
+    """The fault's parameter exists and ``index`` is inside it (a row when ``row``)."""
+    if fault.target not in named:
+        raise ValueError(f"no parameter {fault.target!r}; one of: {', '.join(named)}")
+    param = named[fault.target]
+    size = param.shape[0] if row else param.numel()
+    if not 0 <= fault.index < size:
+        raise ValueError(f"index {fault.index} is outside {fault.target} (size {size})")
+
+
 def _snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -267,6 +279,8 @@ def simulate_run(
                 _compute_fault_hook(fault, iteration)
             )
         named = dict(model.named_parameters())
+        if fault is not None and fault.kind == "bitflip":
+            _check_target(named, fault)
         for i in range(1, steps + 1):
             iteration[0] = i
             opt.zero_grad(set_to_none=True)
@@ -308,6 +322,8 @@ def simulate_replicas(
         raise ValueError(f"replicas must divide the batch of {BATCH}")
     with _OneThread():
         first = _model(seed)
+        if fault is not None:
+            _check_target(dict(first.named_parameters()), fault, row=True)
         models = [first] + [copy.deepcopy(first) for _ in range(replicas - 1)]
         data = _batches(seed, steps)
         opts = [_optimizer(m, steps) for m in models]

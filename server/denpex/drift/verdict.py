@@ -1,0 +1,690 @@
+"""Judging a drift series: benign round-off, or a fault?
+
+Two healthy runs drift apart steadily: reduction-order round-off is amplified by Adam in
+parameters whose true gradient is near zero (attention key biases), which random-walk and
+carry almost all of the global distance. A trend test on the global L2 fires on every such
+rerun, so the verdict looks at *where* the divergence sits rather than how much there is:
+
+1. identical: every compared element equal at every step.
+2. sudden_jump: between two checkpoints one element of one tensor moves far outside the
+   tensor's healthy range (a bit flip), and the tensor does not keep growing afterwards.
+3. gradual_drift: a tensor's divergence leaves its noise floor and stays out, and the excess
+   keeps growing (Mann-Kendall on the excess, Sen's slope, growth shape). Leaving the floor
+   means any of these levers, each held at ``PERSIST`` consecutive checkpoints:
+   - localisation: inside a matrix, one row or column holds far more than its uniform
+     share of the difference. Round-off spreads; a faulty matmul output column lands in one
+     weight row (and the consumer's column) every step. The bar is self-calibrated on the
+     tensor's first checkpoints and raised by the noise reference's own concentration.
+   - noise envelope (``noise`` given): the tensor is ``ENVELOPE`` times further from the
+     reference than the healthy second run is at the same step.
+   - peer self-calibration (no noise reference): the tensor's distance relative to the
+     median tensor grows ``PEER_FACTOR`` times beyond its ratio over the first checkpoints.
+4. within_noise: anything else that differs. Not flagged.
+
+The thresholds were set on one set of simulated runs and the false-alarm and detection rates
+measured on others (``bench/false_alarms.py``, docs/drift-statistics.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from denpex import catalog
+from denpex.drift import stats
+from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.errors import InputError
+from denpex.finding import Evidence, Finding
+
+_UNFILLED = re.compile(r"<\w+>")
+
+ALPHA = 0.01  # one-sided Mann-Kendall level for "keeps growing"
+PERSIST = 3  # consecutive checkpoints a lever must hold (fewer only at the end of a series)
+LIFT_MIN = 10.0  # top row/col must hold >= 10x its uniform share; healthy runs stay under ~7
+SELF_FACTOR = 3.0  # ... and >= 3x the tensor's own early concentration (self-calibration)
+MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
+MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
+MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
+CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
+ENVELOPE = 4.0  # healthy reruns stayed within 2.4x of the noise run, per tensor and step
+PEER_FACTOR = 8.0  # healthy peer ratios moved up to 3.2x from their early value
+JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
+JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value
+JUMP_SINGLE = 0.5  # ... one element carrying at least half of the added energy
+JUMP_SETTLE = 2.0  # afterwards max |diff| stays within 2x: no steady growth
+
+
+@dataclass
+class Assessment:
+    verdict: str  # identical | within_noise | gradual_drift | sudden_jump | replica_divergence
+    flagged: bool
+    onset_step: int | None
+    faulty_rank: int | None
+    trend: dict[str, Any]
+    finding: Finding | None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Lever:
+    """One tensor that left its noise floor: from which step, why, and how far."""
+
+    tensor: str
+    lever: str  # "localisation" | "noise_envelope" | "peer_ratio"
+    onset: int
+    steps: list[int]
+    excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
+    detail: dict[str, Any]
+
+
+@dataclass
+class _Jump:
+    tensor: str
+    step: int
+    previous_step: int | None
+    max_abs: float
+    before: float
+    rms: float
+
+
+def _ok(t: TensorDiff | None) -> TensorDiff | None:
+    return t if t is not None and t.status == "ok" else None
+
+
+def _tracks(series: Sequence[StepDiff]) -> dict[str, list[TensorDiff | None]]:
+    """Per tensor name, its TensorDiff at each step (None where missing or unreadable)."""
+    names: dict[str, None] = {}
+    for s in series:
+        for t in s.tensors:
+            names.setdefault(t.name)
+    by_step = [{t.name: t for t in s.tensors} for s in series]
+    return {n: [_ok(m.get(n)) for m in by_step] for n in names}
+
+
+def _axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
+    """(axis, size, top index, top share) for the axes that can show localisation."""
+    out = []
+    for axis, n, idx, share in (
+        ("row", t.rows, t.top_row, t.top_row_share),
+        ("col", t.cols, t.top_col, t.top_col_share),
+    ):
+        if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
+            out.append((axis, n, idx, share))
+    return out
+
+
+def _localised(t: TensorDiff | None) -> bool:
+    return t is not None and t.diff_sq > 0 and t.mismatched >= MIN_MISMATCHED * t.numel
+
+
+def _excess(t: TensorDiff, n: int, share: float) -> float:
+    """L2 of the top row/col above what a typical other row/col holds."""
+    other = t.diff_sq * (1 - share) / max(1, n - 1)
+    return max(0.0, math.sqrt(t.diff_sq * share) - math.sqrt(other))
+
+
+def _runs(flags: Sequence[bool]) -> int | None:
+    """Index where the first run of PERSIST consecutive True starts; a run reaching the end
+    of the series counts when it covers at least two checkpoints."""
+    n = len(flags)
+    i = 0
+    while i < n:
+        if flags[i]:
+            j = i
+            while j < n and flags[j]:
+                j += 1
+            if j - i >= PERSIST or (j == n and j - i >= 2):
+                return i
+            i = j
+        else:
+            i += 1
+    return None
+
+
+def _localisation_levers(
+    steps: list[int],
+    tracks: dict[str, list[TensorDiff | None]],
+    noise: dict[str, list[TensorDiff | None]] | None,
+) -> list[_Lever]:
+    out = []
+    for name, track in tracks.items():
+        first = next((t for t in track if t is not None and t.diff_sq > 0), None)
+        if first is None:
+            continue
+        for axis, n, _, _ in _axes(first):
+            shares = [_share(t, axis) for t in track]
+            early = [n * s for t, s in zip(track, shares, strict=True) if _localised(t)][
+                :CALIBRATION
+            ]
+            base = sorted(early)[len(early) // 2] if early else 0.0
+            bar = min(max(LIFT_MIN, SELF_FACTOR * base), MAX_SHARE_BAR * n)
+            flags = []
+            for i, t in enumerate(track):
+                lift = n * shares[i]
+                if noise is not None:
+                    nt = noise[name][i] if name in noise else None
+                    if nt is not None and nt.diff_sq > 0:
+                        lift_noise = n * _share(nt, axis)
+                        flags.append(
+                            _localised(t)
+                            and lift >= min(max(bar, SELF_FACTOR * lift_noise), MAX_SHARE_BAR * n)
+                        )
+                        continue
+                flags.append(_localised(t) and lift >= bar)
+            start = _same_index(track, axis, flags)
+            if start is None:
+                continue
+            top = track[start]
+            assert top is not None
+            excess = [_excess(t, n, _share(t, axis)) if t is not None else 0.0 for t in track]
+            out.append(
+                _Lever(
+                    tensor=name,
+                    lever="localisation",
+                    onset=steps[start],
+                    steps=steps,
+                    excess=excess,
+                    detail={
+                        "axis": axis,
+                        "index": top.top_row if axis == "row" else top.top_col,
+                        "share": round(_share(top, axis), 4),
+                        "uniform_share": round(1 / n, 6),
+                        "bar_share": round(bar / n, 4),
+                        "baseline_lift": round(base, 2),
+                    },
+                )
+            )
+    return out
+
+
+def _share(t: TensorDiff | None, axis: str) -> float:
+    if t is None:
+        return 0.0
+    return t.top_row_share if axis == "row" else t.top_col_share
+
+
+def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) -> int | None:
+    """Start of a persistent run of flags that also stays on the same row/col: a faulty lane
+    hits the same slice every step, round-off clusters wander."""
+
+    def index(t: TensorDiff | None) -> int:
+        return -1 if t is None else (t.top_row if axis == "row" else t.top_col)
+
+    held = list(flags)
+    for i in range(1, len(held)):
+        if held[i] and held[i - 1] and index(track[i]) != index(track[i - 1]):
+            held[i] = False
+    return _runs(held)
+
+
+def _envelope_levers(
+    steps: list[int],
+    tracks: dict[str, list[TensorDiff | None]],
+    noise: dict[str, list[TensorDiff | None]],
+) -> list[_Lever]:
+    out = []
+    for name, track in tracks.items():
+        ntrack = noise.get(name)
+        if ntrack is None:
+            continue
+        ratios, excess = [], []
+        for t, nt in zip(track, ntrack, strict=True):
+            if t is None or nt is None or nt.diff_sq <= 0:
+                ratios.append(0.0)
+                excess.append(0.0)
+                continue
+            ratios.append(math.sqrt(t.diff_sq / nt.diff_sq))
+            excess.append(max(0.0, t.l2 - ENVELOPE * nt.l2))
+        start = _runs([r >= ENVELOPE for r in ratios])
+        if start is None:
+            continue
+        out.append(
+            _Lever(
+                tensor=name,
+                lever="noise_envelope",
+                onset=steps[start],
+                steps=steps,
+                excess=excess,
+                detail={"ratio_to_noise": round(max(ratios[start:]), 2), "envelope": ENVELOPE},
+            )
+        )
+    return out
+
+
+def _peer_levers(steps: list[int], tracks: dict[str, list[TensorDiff | None]]) -> list[_Lever]:
+    """Self-calibration without a noise run: healthy tensors diverge together (round-off is
+    coupled through the network), so each tensor's distance relative to the median tensor
+    holds roughly still; one that climbs far above its early ratio is out of its range."""
+    logs: dict[str, list[float | None]] = {
+        n: [math.log(t.l2) if t is not None and t.diff_sq > 0 else None for t in tr]
+        for n, tr in tracks.items()
+    }
+    medians: list[float | None] = []
+    for i in range(len(steps)):
+        col = sorted(x for v in logs.values() if (x := v[i]) is not None)
+        medians.append(col[len(col) // 2] if col else None)
+    out = []
+    for name, values in logs.items():
+        rel = [
+            v - m if v is not None and m is not None else None
+            for v, m in zip(values, medians, strict=True)
+        ]
+        known = [r for r in rel if r is not None]
+        if len(known) < CALIBRATION + 2:
+            continue
+        early = sorted(known[:CALIBRATION])[CALIBRATION // 2]
+        bar = early + math.log(PEER_FACTOR)
+        start = _runs([r is not None and r >= bar for r in rel])
+        if start is None:
+            continue
+        track = tracks[name]
+        excess = [
+            max(0.0, t.l2 - math.exp(early + m)) if t is not None and m is not None else 0.0
+            for t, m in zip(track, medians, strict=True)
+        ]
+        out.append(
+            _Lever(
+                tensor=name,
+                lever="peer_ratio",
+                onset=steps[start],
+                steps=steps,
+                excess=excess,
+                detail={"growth_over_early_ratio": round(math.exp(max(known) - early), 2)},
+            )
+        )
+    return out
+
+
+def _jumps(steps: list[int], tracks: dict[str, list[TensorDiff | None]]) -> list[_Jump]:
+    out = []
+    for name, track in tracks.items():
+        for i, t in enumerate(track):
+            if t is None or t.diff_sq <= 0 or t.numel == 0:
+                continue
+            prev = track[i - 1] if i > 0 else None
+            rms = math.sqrt(t.ref_sq / t.numel)
+            before = prev.max_abs if prev is not None else 0.0
+            added = t.diff_sq - (prev.diff_sq if prev is not None else 0.0)
+            if (
+                t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
+                and t.max_abs >= JUMP_SCALE * rms
+                and t.max_abs**2 >= JUMP_SINGLE * added
+            ):
+                later = [u.max_abs for u in track[i + 1 :] if u is not None]
+                if all(m <= JUMP_SETTLE * t.max_abs for m in later):
+                    out.append(
+                        _Jump(name, steps[i], steps[i - 1] if i else None, t.max_abs, before, rms)
+                    )
+                break
+    return out
+
+
+def _trend(steps: list[int], excess: list[float], onset: int) -> dict[str, Any]:
+    mk = stats.mann_kendall(excess)
+    after = [(s, e) for s, e in zip(steps, excess, strict=True) if s >= onset]
+    ts, es = [s for s, _ in after], [e for _, e in after]
+    return {
+        "mann_kendall": {"tau": round(mk.tau, 4), "p": mk.p_increasing, "n": mk.n},
+        "sen_slope_per_step": stats.sen_slope(ts, es),
+        "shape": stats.growth_shape(ts, es),
+    }
+
+
+def _global_trend(series: Sequence[StepDiff]) -> dict[str, Any]:
+    """What a naive monitor would say; reported so users see why it is not used alone."""
+    mk = stats.mann_kendall([s.l2 for s in series])
+    return {
+        "tau": round(mk.tau, 4),
+        "p": mk.p_increasing,
+        "sen_slope_per_step": stats.sen_slope([s.step for s in series], [s.l2 for s in series]),
+    }
+
+
+def _benign_summary(series: Sequence[StepDiff]) -> list[dict[str, Any]]:
+    last = series[-1]
+    total = last.diff_sq
+    return [
+        {
+            "name": t.name,
+            "l2": t.l2,
+            "share_of_distance": round(t.diff_sq / total, 4) if total > 0 else 0.0,
+            "top_row_share": round(t.top_row_share, 4),
+            "uniform_row_share": round(1 / max(1, t.rows), 6),
+        }
+        for t in last.top_tensors(3)
+    ]
+
+
+def assess(
+    series: list[StepDiff],
+    noise: list[StepDiff] | None = None,
+    *,
+    run: str = "",
+    ref: str = "",
+    gpu: int | None = None,
+    host: str | None = None,
+) -> Assessment:
+    """The verdict on a run compared with its reference, checkpoint by checkpoint.
+
+    ``noise``: the same comparison for a second healthy run against the same reference (the
+    noise envelope); steps it lacks fall back to self-calibration.
+    """
+    series = sorted(series, key=lambda s: s.step)
+    if not series:
+        raise InputError("no checkpoint step to judge: run and reference share no step")
+    steps = [s.step for s in series]
+    tracks = _tracks(series)
+    naive = _global_trend(series)
+    trend: dict[str, Any] = {"fingerprint": "reference", "global_l2": naive}
+    notes: list[str] = []
+    if all(
+        t is None or (t.diff_sq == 0 and t.mismatched == 0) for tr in tracks.values() for t in tr
+    ):
+        trend["method"] = "bitwise"
+        return Assessment(
+            "identical", False, None, None, trend, None, ["every compared element is equal"]
+        )
+
+    noise_tracks: dict[str, list[TensorDiff | None]] | None = None
+    if noise:
+        by_step = {s.step: s for s in noise}
+        missing = [s for s in steps if s not in by_step]
+        aligned = [by_step.get(s, StepDiff(step=s)) for s in steps]
+        noise_tracks = _tracks(aligned)
+        for name in tracks:
+            noise_tracks.setdefault(name, [None] * len(steps))
+        if missing:
+            notes.append(
+                f"noise reference lacks steps {_steps_text(missing)}: self-calibration there"
+            )
+    trend["method"] = (
+        "noise_envelope+localisation" if noise_tracks else "self_calibration+localisation"
+    )
+
+    levers = _localisation_levers(steps, tracks, noise_tracks)
+    if noise_tracks is not None:
+        levers += _envelope_levers(steps, tracks, noise_tracks)
+    else:
+        levers += _peer_levers(steps, tracks)
+    jumps = _jumps(steps, tracks)
+    first_lever = min((lv.onset for lv in levers), default=None)
+    first_jump = min(jumps, key=lambda j: j.step) if jumps else None
+
+    if first_jump is not None and (first_lever is None or first_jump.step <= first_lever):
+        return _sudden(series, first_jump, levers, trend, notes, run, ref, gpu, host)
+    if levers:
+        result = _gradual(series, levers, trend, notes, run, ref, gpu, host)
+        if result is not None:
+            return result
+    trend["benign_top_tensors"] = _benign_summary(series)
+    notes.append(
+        "the run differs from the reference but no tensor left its noise floor: "
+        "the divergence is spread, as round-off is"
+    )
+    if naive["p"] < ALPHA:
+        notes.append(
+            f"the global distance grows steadily (Mann-Kendall tau {naive['tau']:.2f}) as it does "
+            "between healthy reruns; it is not used alone"
+        )
+    return Assessment("within_noise", False, None, None, trend, None, notes)
+
+
+def _gradual(
+    series: list[StepDiff],
+    levers: list[_Lever],
+    trend: dict[str, Any],
+    notes: list[str],
+    run: str,
+    ref: str,
+    gpu: int | None,
+    host: str | None,
+) -> Assessment | None:
+    steps = [s.step for s in series]
+    ordered = sorted(levers, key=lambda lv: (lv.onset, -max(lv.excess)))
+    onset = ordered[0].onset
+    # The excess of every tensor that left its floor, summed in quadrature per step.
+    combined = [math.sqrt(math.fsum(lv.excess[i] ** 2 for lv in levers)) for i in range(len(steps))]
+    growth = _trend(steps, combined, onset)
+    trend.update(growth)
+    trend["onset_step"] = onset
+    trend["suspect_tensors"] = _suspects(ordered)
+    trend["levers"] = sorted({lv.lever for lv in levers})
+    mk_p = growth["mann_kendall"]["p"]
+    if mk_p >= ALPHA or growth["sen_slope_per_step"] <= 0:
+        notes.append(
+            f"{len(levers)} tensor(s) left the noise floor from step {onset} but their excess does "
+            f"not keep growing (Mann-Kendall p {mk_p:.2g}): not called drift"
+        )
+        return None
+    head = ordered[0]
+    notes.append(
+        f"from step {onset}, {head.tensor} left its noise floor ({_describe(head)}); the excess "
+        f"grows ({growth['shape']}, Mann-Kendall tau {growth['mann_kendall']['tau']:.2f}, "
+        f"p {mk_p:.2g})"
+    )
+    if trend["global_l2"]["p"] >= ALPHA:
+        notes.append("the global distance alone shows no significant trend: the fault is local")
+    confidence = 0.9 if len({lv.lever for lv in levers}) > 1 else 0.75
+    evidence = [
+        Evidence(
+            source=_path(series, lv.onset, "run_path") or f"step {lv.onset}",
+            line=1,
+            text=f"step {lv.onset}: {lv.tensor}: {_describe(lv)}",
+            rank=None,
+            role="initiating" if lv is head else "context",
+        )
+        for lv in ordered[:5]
+    ]
+    finding = _finding(
+        "sdc-gradual-parameter-drift", confidence, evidence, run, ref, gpu, host, None
+    )
+    return Assessment("gradual_drift", True, onset, None, trend, finding, notes)
+
+
+def _sudden(
+    series: list[StepDiff],
+    jump: _Jump,
+    levers: list[_Lever],
+    trend: dict[str, Any],
+    notes: list[str],
+    run: str,
+    ref: str,
+    gpu: int | None,
+    host: str | None,
+) -> Assessment:
+    trend["shape"] = "step"
+    trend["onset_step"] = jump.step
+    trend["jump"] = {
+        "tensor": jump.tensor,
+        "between_steps": [jump.previous_step, jump.step],
+        "max_abs": jump.max_abs,
+        "max_abs_before": jump.before,
+        "tensor_rms": jump.rms,
+    }
+    after = len([lv for lv in levers if lv.onset >= jump.step])
+    text = (
+        f"{jump.tensor}: one element moved by {jump.max_abs:.3g} (tensor RMS {jump.rms:.3g}, "
+        f"largest difference before {jump.before:.3g}) between steps "
+        f"{jump.previous_step if jump.previous_step is not None else 'start'} and {jump.step}, "
+        "and did not keep growing"
+    )
+    notes.append(text)
+    if after:
+        notes.append(
+            f"{after} other tensor(s) diverge after the jump: the corrupted value propagated "
+            "through training"
+        )
+    evidence = [
+        Evidence(
+            source=_path(series, jump.step, "run_path") or f"step {jump.step}",
+            line=1,
+            text=f"step {jump.step}: {text}",
+            rank=None,
+            role="initiating",
+        )
+    ]
+    finding = _finding("sdc-transient-corruption", 0.85, evidence, run, ref, gpu, host, None)
+    return Assessment("sudden_jump", True, jump.step, None, trend, finding, notes)
+
+
+def _suspects(levers: list[_Lever]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for lv in levers:
+        entry = seen.setdefault(
+            lv.tensor, {"name": lv.tensor, "onset_step": lv.onset, "levers": [], "excess_l2": 0.0}
+        )
+        entry["levers"].append({"lever": lv.lever, **lv.detail})
+        entry["onset_step"] = min(entry["onset_step"], lv.onset)
+        entry["excess_l2"] = max(entry["excess_l2"], max(lv.excess))
+    return sorted(seen.values(), key=lambda e: (e["onset_step"], -e["excess_l2"]))[:10]
+
+
+def _describe(lv: _Lever) -> str:
+    d = lv.detail
+    if lv.lever == "localisation":
+        return (
+            f"{d['axis']} {d['index']} holds {d['share']:.0%} of its difference "
+            f"(uniform {d['uniform_share']:.2%})"
+        )
+    if lv.lever == "noise_envelope":
+        return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"
+    return f"its distance relative to the other tensors grew {d['growth_over_early_ratio']:.1f}x"
+
+
+def _path(series: Sequence[StepDiff], step: int, attr: str) -> str:
+    for s in series:
+        if s.step == step:
+            return str(getattr(s, attr))
+    return ""
+
+
+def _steps_text(steps: list[int]) -> str:
+    shown = ", ".join(map(str, steps[:5]))
+    return shown + (f" and {len(steps) - 5} more" if len(steps) > 5 else "")
+
+
+def _finding(
+    entry_id: str,
+    confidence: float,
+    evidence: list[Evidence],
+    run: str,
+    ref: str,
+    gpu: int | None,
+    host: str | None,
+    rank: int | None,
+) -> Finding:
+    entry = catalog.get(entry_id)
+    values = {"run": run or None, "ref": ref or None, "gpu": gpu, "host": host, "rank": rank}
+    # A command is only useful with its blanks filled: fill_template leaves an unknown value
+    # as <name>; drop those commands rather than hand the user a template.
+    commands = [c for c in catalog.verification_commands(entry, values) if not _UNFILLED.search(c)]
+    return Finding(
+        id=entry_id,
+        title=entry["title"],
+        category=entry["category"],
+        confidence=confidence,
+        initiating_rank=rank,
+        suspect_ranks=[rank] if rank is not None else [],
+        host=host,
+        gpu=gpu,
+        evidence=evidence,
+        root_cause=entry["quick_answer"].strip(),
+        fix=" ".join(f"{i}. {step}" for i, step in enumerate(entry["fix"], 1)),
+        verification=commands,
+        related=list(entry.get("related", [])),
+    )
+
+
+def assess_replicas(
+    series: list[ReplicaStep],
+    *,
+    run: str = "",
+    gpus_per_node: int | None = None,
+) -> Assessment:
+    """Data-parallel replicas are bitwise identical in a healthy job, so any rank that differs
+    from the majority (beyond the per-tensor tolerance the comparison applied) is a finding.
+
+    ``gpus_per_node`` maps the faulty rank to its local GPU index (rank modulo it) for the
+    diagnostic commands; without it those commands are left out.
+    """
+    series = sorted(series, key=lambda s: s.step)
+    if not series:
+        raise InputError("no checkpoint step with replicas to compare")
+    trend: dict[str, Any] = {"fingerprint": "replicas"}
+    notes: list[str] = []
+    ranks = sorted({r for s in series for r in s.ranks})
+    first_off: dict[int, int] = {}
+    steps_off: dict[int, int] = {}
+    for s in series:
+        for r, d in s.ranks.items():
+            if d.diff_sq > 0 or d.mismatched > 0:
+                first_off.setdefault(r, s.step)
+                steps_off[r] = steps_off.get(r, 0) + 1
+    trend["ranks"] = ranks
+    trend["disagreeing_ranks"] = {str(r): first_off[r] for r in sorted(first_off)}
+    for s in series:
+        notes.extend(w for w in s.warnings if "no majority" in w)
+    if not first_off:
+        notes.append(f"all {len(ranks)} replicas agree at every compared step")
+        return Assessment("identical", False, None, None, trend, None, notes)
+    onset = min(first_off.values())
+    # The odd one out: first to disagree, then most often.
+    faulty = min(first_off, key=lambda r: (first_off[r], -steps_off[r], r))
+    ambiguous = len(first_off) * 2 >= len(ranks)
+    if ambiguous:
+        notes.append(
+            f"{len(first_off)} of {len(ranks)} replicas disagree: no clear majority, "
+            f"rank {faulty} named because it differed first"
+        )
+    others = sorted(r for r in first_off if r != faulty)
+    series_l2 = [s.ranks[faulty].l2 if faulty in s.ranks else 0.0 for s in series]
+    steps = [s.step for s in series]
+    trend.update(_trend(steps, series_l2, onset))
+    trend["onset_step"] = onset
+    last = next(s.ranks[faulty] for s in reversed(series) if faulty in s.ranks)
+    trend["suspect_tensors"] = [
+        {
+            "name": t.name,
+            "l2": t.l2,
+            "max_abs": t.max_abs,
+            "mismatched": t.mismatched,
+            "top_row": t.top_row,
+            "top_row_share": round(t.top_row_share, 4),
+            "top_col": t.top_col,
+            "top_col_share": round(t.top_col_share, 4),
+        }
+        for t in last.top_tensors(5)
+    ]
+    top = trend["suspect_tensors"][0]["name"] if trend["suspect_tensors"] else "?"
+    notes.append(
+        f"rank {faulty} disagrees with the majority from step {onset} (most in {top}); "
+        "healthy replicas are bitwise identical, so its local update or memory went wrong"
+    )
+    if others:
+        notes.append(f"also disagreeing: ranks {', '.join(map(str, others))}")
+    notes.append(
+        "replica comparison cannot see corruption in the all-reduced gradient; compare with a "
+        "reference run for that"
+    )
+    gpu = faulty % gpus_per_node if gpus_per_node else None
+    evidence = [
+        Evidence(
+            source=_path(_rank_series(series, faulty), onset, "run_path") or f"step {onset}",
+            line=1,
+            text=f"step {onset}: rank {faulty} differs from the majority ({top})",
+            rank=faulty,
+            role="initiating",
+        )
+    ]
+    finding = _finding(
+        "dp-replica-divergence", 0.6 if ambiguous else 0.9, evidence, run, "", gpu, None, faulty
+    )
+    finding.suspect_ranks = [faulty, *others]
+    return Assessment("replica_divergence", True, onset, faulty, trend, finding, notes)
+
+
+def _rank_series(series: Sequence[ReplicaStep], rank: int) -> list[StepDiff]:
+    return [s.ranks[rank] for s in series if rank in s.ranks]
