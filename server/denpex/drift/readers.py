@@ -24,6 +24,7 @@ import mmap
 import os
 import re
 import struct
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from math import prod
@@ -361,7 +362,10 @@ class DcpReader:
         self._loaded = None  # drop the previous tensor before allocating the next
         t = torch.empty(tuple(tmd.size), dtype=tmd.properties.dtype)
         try:
-            dcp.load({stored: t}, checkpoint_id=self.path, no_dist=True)
+            with warnings.catch_warnings():
+                # "assuming the intent is to load in a single process": it is.
+                warnings.simplefilter("ignore", UserWarning)
+                dcp.load({stored: t}, checkpoint_id=self.path, no_dist=True)
         except Exception as exc:
             line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise CheckpointError(f"{self.path}: {name}: {line}") from None

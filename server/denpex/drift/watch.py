@@ -1,0 +1,294 @@
+"""`denpex watch`: follow run directories and judge every checkpoint as it lands.
+
+A watchdog observer wakes the loop on file events (a poll timer covers file systems
+that send none). A checkpoint is compared only once it is complete: the static checks of
+``discover`` (no temporary name, safetensors header and index whole, DeepSpeed ``latest``
+and DCP ``.metadata`` written) *and* the size and mtime of every one of its files
+unchanged for at least one poll interval, so a file still being written is never read.
+Results go through the step cache (default ``$XDG_CACHE_HOME/denpex``, else
+``~/.cache/denpex``): a restart prints the known steps again without recomputing them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from denpex.drift.api import (
+    Pairs,
+    compare_replica_steps,
+    compare_steps,
+    resolve_device,
+)
+from denpex.drift.cache import StepCache, default_dir
+from denpex.drift.compare import Kernel
+from denpex.drift.discover import Checkpoint, find_checkpoints
+from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.report import build_report, render_human
+from denpex.errors import InputError
+
+
+def _signature(cp: Checkpoint) -> tuple[tuple[str, int, int], ...]:
+    paths = list(cp.ranks.values()) or [cp.path]
+    files: list[Path] = []
+    for p in paths:
+        files.extend([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()))
+    sig = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:  # vanished between listing and stat: not stable
+            return ()
+        sig.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(sig)
+
+
+class _Stable:
+    """Checkpoints whose files have held still for ``poll`` seconds."""
+
+    def __init__(self, poll: float) -> None:
+        self.poll = poll
+        self._seen: dict[tuple[Path, int], tuple[Any, float]] = {}
+
+    def ready(self, root: str, replicas: bool, warnings: list[str]) -> list[Checkpoint]:
+        now = time.monotonic()
+        out = []
+        try:
+            found = find_checkpoints(root, warnings, replicas=replicas)
+        except InputError as exc:
+            warnings.append(str(exc))
+            return []
+        for cp in found:
+            sig = _signature(cp)
+            key = (cp.path, cp.step)
+            prev = self._seen.get(key)
+            if prev is None or prev[0] != sig or not sig:
+                self._seen[key] = (sig, now)
+            elif now - prev[1] >= self.poll:
+                out.append(cp)
+        return out
+
+
+@dataclass
+class _Run:
+    root: str
+    done: dict[int, StepDiff | ReplicaStep] = field(default_factory=dict)
+    last_alarm: tuple[Any, ...] | None = None
+
+
+class _Wake:
+    """watchdog handler: any event under a watched directory wakes the loop."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def dispatch(self, _event: Any) -> None:
+        self.event.set()
+
+
+def watch(
+    dirs: list[str],
+    *,
+    ref: str | None = None,
+    noise_ref: str | None = None,
+    tolerance: float = 0.0,
+    device: str = "auto",
+    key: str | None = None,
+    cache_dir: str | None = None,
+    poll: float = 2.0,
+    as_json: bool = False,
+    exit_after: float | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Runs until interrupted (or ``exit_after`` seconds); 1 if anything was flagged."""
+    from watchdog.observers import Observer
+
+    stream = out or sys.stdout
+    for d in [*dirs, *(p for p in (ref, noise_ref) if p)]:
+        if not Path(d).is_dir():
+            raise InputError(f"{d}: not a directory")
+    wake = threading.Event()
+    observer = Observer()
+    for d in {*dirs, *(p for p in (ref, noise_ref) if p)}:
+        observer.schedule(_Wake(wake), d, recursive=True)  # type: ignore[arg-type]
+    observer.start()
+    session = _Session(
+        stream,
+        as_json,
+        ref,
+        noise_ref,
+        tolerance,
+        key,
+        StepCache(cache_dir or default_dir()),
+        Kernel(resolve_device(device)),
+        poll,
+    )
+    runs = [_Run(d) for d in dirs]
+    deadline = None if exit_after is None else time.monotonic() + exit_after
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            for run in runs:
+                session.update(run)
+            timeout = (
+                poll / 2
+                if deadline is None
+                else min(poll / 2, max(0.0, deadline - time.monotonic()))
+            )
+            wake.wait(timeout)
+            wake.clear()
+    finally:
+        observer.stop()
+        observer.join(timeout=5)
+        session.kernel.close()
+    return 1 if any(r.last_alarm for r in runs) else 0
+
+
+class _Session:
+    def __init__(
+        self,
+        stream: TextIO,
+        as_json: bool,
+        ref: str | None,
+        noise_ref: str | None,
+        tolerance: float,
+        key: str | None,
+        cache: StepCache,
+        kernel: Kernel,
+        poll: float,
+    ) -> None:
+        self.stream = stream
+        self.as_json = as_json
+        self.ref = ref
+        self.noise_ref = noise_ref
+        self.tolerance = tolerance
+        self.key = key
+        self.cache = cache
+        self.kernel = kernel
+        self.stable = _Stable(poll)
+        self.noise: dict[int, StepDiff] = {}
+        self._told: set[str] = set()
+
+    def update(self, run: _Run) -> None:
+        warnings: list[str] = []
+        new: list[StepDiff] | list[ReplicaStep]
+        if self.ref:
+            new = self._reference_steps(run, warnings)
+        else:
+            cps = [c for c in self.stable.ready(run.root, True, warnings) if c.step not in run.done]
+            new = compare_replica_steps(
+                cps,
+                kernel=self.kernel,
+                key=self.key,
+                tolerance=self.tolerance,
+                cache=self.cache,
+                warnings=warnings,
+                on_bytes=lambda n: None,
+            )
+        for w in warnings:
+            self._warn(w)
+        if not new:
+            return
+        for item in new:
+            run.done[item.step] = item
+        report = self._report(run)
+        for point in report["points"]:
+            if point["step"] in {i.step for i in new}:
+                self._point(run.root, point)
+        alarm = (report["verdict"], report["onset_step"], report["faulty_rank"])
+        if report["flagged"] and alarm != run.last_alarm:
+            run.last_alarm = alarm
+            self._finding(report)
+
+    def _reference_steps(self, run: _Run, warnings: list[str]) -> list[StepDiff]:
+        assert self.ref is not None
+        refs = {c.step: c for c in self.stable.ready(self.ref, False, [])}
+        cps = [c for c in self.stable.ready(run.root, False, warnings) if c.step not in run.done]
+        pairs: Pairs = [(c, refs[c.step]) for c in cps if c.step in refs]
+        if self.noise_ref:
+            noisy = [c for c in self.stable.ready(self.noise_ref, False, []) if c.step in refs]
+            todo: Pairs = [(c, refs[c.step]) for c in noisy if c.step not in self.noise]
+            for diff in compare_steps(
+                todo,
+                kernel=self.kernel,
+                key=self.key,
+                cache=self.cache,
+                warnings=warnings,
+                on_bytes=lambda n: None,
+            ):
+                self.noise[diff.step] = diff
+        return compare_steps(
+            pairs,
+            kernel=self.kernel,
+            key=self.key,
+            cache=self.cache,
+            warnings=warnings,
+            on_bytes=lambda n: None,
+        )
+
+    def _report(self, run: _Run) -> dict[str, Any]:
+        series = [run.done[s] for s in sorted(run.done)]
+        if self.ref:
+            from denpex.drift.verdict import assess
+
+            steps = [s for s in series if isinstance(s, StepDiff)]
+            noise = [self.noise[s] for s in sorted(self.noise)] or None
+            assessment = assess(steps, noise, run=run.root, ref=self.ref)
+            mode = "reference"
+        else:
+            from denpex.drift.verdict import assess_replicas
+
+            reps = [s for s in series if isinstance(s, ReplicaStep)]
+            assessment = assess_replicas(reps, run=run.root)
+            mode = "replicas"
+        return build_report(
+            mode=mode,
+            run=run.root,
+            reference=self.ref,
+            series=series,
+            assessment=assessment,
+            warnings=[],
+            device=self.kernel.device,
+            noise_ref=self.noise_ref,
+        )
+
+    def _write(self, obj: dict[str, Any], line: str) -> None:
+        self.stream.write((json.dumps(obj) if self.as_json else line) + "\n")
+        self.stream.flush()
+
+    def _point(self, root: str, point: dict[str, Any]) -> None:
+        top = point["top_tensors"][0]["name"] if point["top_tensors"] else "-"
+        line = (
+            f"{root}: step {point['step']}: l2 {point['l2']:.3e} rel {point['rel_l2']:.3e} "
+            f"max|Δ| {point['max_abs']:.3e} top {top}"
+            if point["l2"] is not None
+            else f"{root}: step {point['step']}: non-finite values"
+        )
+        self._write({"event": "point", "run": root, "point": point}, line)
+
+    def _finding(self, report: dict[str, Any]) -> None:
+        summary = render_human(report).splitlines()
+        verdict_line = next(line for line in summary if line.startswith("verdict:"))
+        extra = [line for line in summary if line.startswith(("finding:", "  verify:"))]
+        event = {
+            k: report[k]
+            for k in ("run", "reference", "verdict", "onset_step", "faulty_rank", "finding")
+        }
+        self._write(
+            {"event": "finding", **event}, "\n".join([f"{report['run']}: {verdict_line}", *extra])
+        )
+
+    def _warn(self, text: str) -> None:
+        # Incomplete checkpoints are retried every poll (and their size changes while they
+        # grow): say so once per checkpoint, not once per poll.
+        topic = text.split(": skipped:", 1)[0]
+        if topic not in self._told:
+            self._told.add(topic)
+            sys.stderr.write(f"denpex watch: {text}\n")
+
+
+__all__ = ["watch"]
