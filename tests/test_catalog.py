@@ -180,6 +180,21 @@ def test_python_and_grep_agree_on_sample_lines(
     }
 
 
+def test_specific_signals_do_not_match_other_entries_samples() -> None:
+    """A signal weighted >= 0.8 claims its line is specific to its entry; if it matched a
+    sample written for another entry, the engine would pick between them by accident."""
+    samples = _samples()
+    clashes = []
+    for entry_id, signal in SIGNALS:
+        if signal.get("weight", 0.5) < 0.8:
+            continue
+        compiled = re.compile(signal["pattern"], re.IGNORECASE if signal.get("ignore_case") else 0)
+        for key, line in samples.items():
+            if not key.startswith(entry_id + ".") and compiled.search(line):
+                clashes.append((_sid(entry_id, signal), key))
+    assert clashes == []
+
+
 # --- rendering -----------------------------------------------------------------------
 
 SECTIONS = [
