@@ -1,6 +1,6 @@
 // Renders a diagnosis as the body of the diagnosis webview. Pure: the panel module passes
 // the nonce and CSP source in and wires the posted messages to editor actions.
-import type { DenpexDiagnosis, Finding, Evidence } from "../protocol/generated/diagnosis";
+import type { DenpexDiagnosis, Finding, Evidence } from "../protocol/methods";
 import { escapeHtml, webviewDocument } from "./escape";
 import { compressRanks, describeInitiator } from "./ranks";
 

@@ -1,5 +1,5 @@
 // "Copy Diagnosis as Markdown": the diagnosis as a ticket-ready block.
-import type { DenpexDiagnosis, Finding } from "../protocol/generated/diagnosis";
+import type { DenpexDiagnosis, Finding } from "../protocol/methods";
 import { compressRanks, describeInitiator } from "./ranks";
 import { redact, type RedactionOptions } from "./redact";
 

@@ -1,84 +1,58 @@
-// Denpex's custom LSP messages (names fixed by the server's contract, issue 4) with their
-// payload types. Payload types come from the generated mirror of shared-schema/ where the
-// schema exists; the extension and the protocol tests both import from here.
-import type { DenpexDiagnosis } from "./generated/diagnosis";
+// Denpex's custom LSP messages with their payload types. Types come from the generated
+// mirror of shared-schema/ (npm run gen:protocol); each method constant is typed by the
+// schema's own x-method, so a renamed method fails the type check instead of failing live.
+import type * as g from "./generated";
 
-export type { DenpexDiagnosis, Finding, Evidence } from "./generated/diagnosis";
+export type { Diagnosis as DenpexDiagnosis, Finding, Evidence } from "./generated/diagnosis";
 
-/** client → server: raw terminal output, escapes included. */
-export const TERMINAL_DATA = "denpex/terminalData";
-export interface TerminalDataParams {
-  terminalId: string;
-  name: string;
-  data: string;
-}
+/** client → server notification: raw terminal output, escapes included. */
+export const TERMINAL_DATA: typeof g.lspTerminalData.X_METHOD = "denpex/terminalData";
+export type TerminalDataParams = g.lspTerminalData.LspTerminalData;
 
-/** client → server: a shell-integrated command finished. */
-export const TERMINAL_COMMAND_END = "denpex/terminalCommandEnd";
-export interface TerminalCommandEndParams {
-  terminalId: string;
-  commandLine: string;
-  exitCode: number | null;
-}
+/** client → server notification: a shell-integrated command finished. */
+export const TERMINAL_COMMAND_END: typeof g.lspTerminalCommandEnd.X_METHOD = "denpex/terminalCommandEnd";
+export type TerminalCommandEndParams = g.lspTerminalCommandEnd.LspTerminalCommandEnd;
 
-/** server → client: a failure appeared in terminal output (once per failure). */
-export const FINDING = "denpex/finding";
-export interface FindingParams {
-  source: string;
-  diagnosis: DenpexDiagnosis;
-}
+/** client → server notification: the terminal is gone. */
+export const TERMINAL_CLOSED: typeof g.lspTerminalClosed.X_METHOD = "denpex/terminalClosed";
+export type TerminalClosedParams = g.lspTerminalClosed.LspTerminalClosed;
 
-/** server → client: a drift report for a watched run was computed. */
+/** server → client notification: a failure appeared in terminal output (once per failure). */
+export const FINDING: typeof g.lspFinding.X_METHOD = "denpex/finding";
+export type FindingParams = g.lspFinding.LspFinding;
+
+/** server → client notification: what is watched; also the denpex/getStatus result. */
+export const STATUS: typeof g.lspStatus.X_METHOD = "denpex/status";
+export const GET_STATUS = "denpex/getStatus";
+export type StatusParams = g.lspStatus.LspStatus;
+
+/** client → server request: a catalog entry as markdown. */
+export const CATALOG_ENTRY: typeof g.lspCatalogEntryParams.X_METHOD = "denpex/catalogEntry";
+export type CatalogEntryParams = g.lspCatalogEntryParams.LspCatalogEntryParams;
+export type CatalogEntryResult = g.lspCatalogEntryResult.LspCatalogEntryResult;
+
+/** workspace/executeCommand run by the server; the result is a diagnosis. */
+export const DIAGNOSE_COMMAND = "denpex.diagnose";
+export type DiagnoseArgs = g.lspDiagnoseParams.LspDiagnoseParams;
+
+/** Client-side commands the server's code actions carry (lsp-client-commands.schema.json). */
+export const RUN_IN_TERMINAL = "denpex.runInTerminal";
+export type RunInTerminalArgs = g.lspClientCommands.DenpexRunInTerminal;
+export const COPY_TO_CLIPBOARD = "denpex.copyToClipboard";
+export type CopyToClipboardArgs = g.lspClientCommands.DenpexCopyToClipboard;
+export const SHOW_CATALOG_ENTRY = "denpex.showCatalogEntry";
+export type ShowCatalogEntryArgs = g.lspClientCommands.DenpexShowCatalogEntry;
+
+/** server → client notification: a drift check completed. */
 export const DRIFT_UPDATE = "denpex/driftUpdate";
 export interface DriftUpdateParams {
   report: DriftReport;
 }
 
-/** server → client: what is watched, last check, privacy mode. */
-export const STATUS = "denpex/status";
-export interface StatusParams {
-  watching?: { logs?: string[]; terminals?: number | boolean; checkpoints?: string[] } | string[];
-  lastCheck?: string | null;
-  privacy?: string;
-  [key: string]: unknown;
-}
-
-/** client → server request: a catalog entry as markdown. */
-export const CATALOG_ENTRY = "denpex/catalogEntry";
-export interface CatalogEntryParams {
-  id: string;
-}
-export interface CatalogEntryResult {
-  id: string;
-  title: string;
-  category: string;
-  markdown: string;
-}
-
-/** workspace/executeCommand run by the server. */
-export const DIAGNOSE_COMMAND = "denpex.diagnose";
-export interface DiagnoseArgs {
-  text?: string;
-  uri?: string;
-  range?: { start: { line: number; character: number }; end: { line: number; character: number } };
-}
-
-/** Client-side commands the server's code actions carry. */
-export const RUN_IN_TERMINAL = "denpex.runInTerminal";
-export interface RunInTerminalArgs {
-  command: string;
-  name?: string;
-}
-export const COPY_TO_CLIPBOARD = "denpex.copyToClipboard";
-export interface CopyToClipboardArgs {
-  text: string;
-}
-export const SHOW_CATALOG_ENTRY = "denpex.showCatalogEntry";
-export interface ShowCatalogEntryArgs {
-  id: string;
-}
-
-/** The subset of shared-schema/drift-report.schema.json the drift view draws. */
+/**
+ * The part of shared-schema/drift-report.schema.json the drift view draws (the drift
+ * engine's schema is not in the tree yet; see lsp-drift-update.schema.json).
+ */
 export interface DriftReport {
   schema_version: 1;
   mode: "reference" | "replicas";

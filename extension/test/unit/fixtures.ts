@@ -1,5 +1,5 @@
 // A diagnosis as the engine emits it for a multi-rank NCCL timeout, used by several tests.
-import type { DenpexDiagnosis } from "../../src/protocol/generated/diagnosis";
+import type { DenpexDiagnosis } from "../../src/protocol/methods";
 
 export function sampleDiagnosis(): DenpexDiagnosis {
   return {

@@ -1,7 +1,7 @@
 /* Generated from shared-schema/catalog-entry.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
 
 /**
- * This interface was referenced by `DenpexCatalogEntry`'s JSON-Schema
+ * This interface was referenced by `CatalogEntry`'s JSON-Schema
  * via the `definition` "condition".
  */
 export type Condition =
@@ -27,7 +27,7 @@ export type Condition =
 /**
  * One failure in Denpex's catalog. Stored as one TOML file per entry under server/denpex/catalog/entries/; rendered by `denpex catalog ID` and matched by the diagnosis engine through `signals` and `conditions`.
  */
-export interface DenpexCatalogEntry {
+export interface CatalogEntry {
   /**
    * Stable id; also the file name.
    */
@@ -121,7 +121,7 @@ export interface DenpexCatalogEntry {
   ];
 }
 /**
- * This interface was referenced by `DenpexCatalogEntry`'s JSON-Schema
+ * This interface was referenced by `CatalogEntry`'s JSON-Schema
  * via the `definition` "signal".
  */
 export interface Signal {
@@ -141,7 +141,7 @@ export interface Signal {
   weight?: number;
 }
 /**
- * This interface was referenced by `DenpexCatalogEntry`'s JSON-Schema
+ * This interface was referenced by `CatalogEntry`'s JSON-Schema
  * via the `definition` "verification".
  */
 export interface Verification {

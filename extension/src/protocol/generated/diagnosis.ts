@@ -1,7 +1,7 @@
 /* Generated from shared-schema/diagnosis.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
 
 /**
- * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * This interface was referenced by `Diagnosis`'s JSON-Schema
  * via the `definition` "rank".
  */
 export type Rank = number;
@@ -9,12 +9,12 @@ export type Rank = number;
 /**
  * Output of `denpex diagnose --json`, of the language server's `denpex.diagnose` command and the payload of `denpex/finding`. Findings are ordered root cause first.
  */
-export interface DenpexDiagnosis {
+export interface Diagnosis {
   schema_version: 1;
   findings: Finding[];
 }
 /**
- * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * This interface was referenced by `Diagnosis`'s JSON-Schema
  * via the `definition` "finding".
  */
 export interface Finding {
@@ -34,7 +34,7 @@ export interface Finding {
   related: string[];
 }
 /**
- * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * This interface was referenced by `Diagnosis`'s JSON-Schema
  * via the `definition` "evidence".
  */
 export interface Evidence {

@@ -1,0 +1,242 @@
+// Every Denpex command, registered at activation whether or not the server runs: a command
+// that needs the server says so (with "Show Logs" / "Restart") instead of failing silently.
+import * as vscode from "vscode";
+import { execFile } from "node:child_process";
+import * as os from "node:os";
+import { cleanTerminalText } from "./core/ansi";
+import { diagnosisToMarkdown } from "./core/markdown";
+import type { DiagnosisPanel } from "./diagnosisPanel";
+import type { DriftPanel } from "./driftPanel";
+import { findInterpreter } from "./pythonInterpreter";
+import {
+  CATALOG_ENTRY,
+  COPY_TO_CLIPBOARD,
+  RUN_IN_TERMINAL,
+  SHOW_CATALOG_ENTRY,
+  type CatalogEntryResult,
+  type CopyToClipboardArgs,
+  type DriftReport,
+  type RunInTerminalArgs,
+  type ShowCatalogEntryArgs,
+} from "./protocol/methods";
+import { ServerNotRunningError, type ServerManager } from "./server";
+import type { TerminalWatcher } from "./terminalWatch";
+import { terminalScreenText } from "./terminalWatch";
+import { runInVerifyTerminal } from "./verifyTerminal";
+
+const MAX_DIAGNOSE_CHARS = 32 * 1024 * 1024;
+
+export interface CommandDeps {
+  readonly server: ServerManager;
+  readonly log: vscode.LogOutputChannel;
+  readonly diagnosisPanel: DiagnosisPanel;
+  readonly driftPanel: DriftPanel;
+  readonly terminals: TerminalWatcher;
+}
+
+async function reportFailure(deps: CommandDeps, what: string, err: unknown): Promise<void> {
+  const message = err instanceof Error ? err.message : String(err);
+  deps.log.error(`${what}: ${message}`);
+  const actions = err instanceof ServerNotRunningError ? ["Restart Server", "Show Logs"] : ["Show Logs"];
+  const choice = await vscode.window.showErrorMessage(`Denpex: ${what} failed. ${message}`, ...actions);
+  if (choice === "Restart Server") await deps.server.restart(true);
+  else if (choice === "Show Logs") deps.log.show();
+}
+
+async function diagnoseEditor(deps: CommandDeps): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) {
+    void vscode.window.showInformationMessage("Denpex: open a log and select the failure (or nothing, for the whole file) to diagnose.");
+    return;
+  }
+  const doc = editor.document;
+  const selection = editor.selection;
+  const range = selection.isEmpty ? new vscode.Range(0, 0, doc.lineCount, 0) : new vscode.Range(selection.start.line, 0, selection.end.line + (selection.end.character > 0 ? 1 : 0), 0);
+  const text = doc.getText(range);
+  if (text.length > MAX_DIAGNOSE_CHARS) {
+    void vscode.window.showWarningMessage(`Denpex: this text is too large to diagnose in the editor; run \`denpex diagnose ${doc.uri.fsPath}\` in a terminal.`);
+    return;
+  }
+  const origin = `${vscode.workspace.asRelativePath(doc.uri)}${selection.isEmpty ? "" : `, lines ${range.start.line + 1}-${range.end.line}`}`;
+  try {
+    const diagnosis = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "Denpex: diagnosing…" }, (_p, token) =>
+      deps.server.diagnose({ text, uri: doc.uri.toString(), range: { start: { line: range.start.line, character: 0 }, end: { line: range.end.line, character: 0 } } }, token),
+    );
+    deps.diagnosisPanel.show(diagnosis, origin, doc.uri);
+  } catch (err) {
+    await reportFailure(deps, "Diagnose", err);
+  }
+}
+
+async function diagnoseTerminal(deps: CommandDeps): Promise<void> {
+  const terminal = vscode.window.activeTerminal;
+  if (!terminal) {
+    void vscode.window.showInformationMessage("Denpex: no active terminal to diagnose.");
+    return;
+  }
+  const last = deps.terminals.lastOutput(terminal);
+  let text: string;
+  let origin: string;
+  if (last && last.text.trim() !== "") {
+    text = cleanTerminalText(last.text);
+    origin = `terminal "${terminal.name}": ${last.commandLine || "last command"}${last.truncated ? " (last 512 KB)" : ""}`;
+  } else {
+    // No shell integration in this terminal: take what it shows on screen instead.
+    deps.log.info(`terminal "${terminal.name}" has no shell integration; reading its buffer`);
+    text = cleanTerminalText(await terminalScreenText(terminal));
+    origin = `terminal "${terminal.name}" (visible buffer)`;
+  }
+  if (text.trim() === "") {
+    void vscode.window.showInformationMessage(`Denpex: terminal "${terminal.name}" has no output to diagnose.`);
+    return;
+  }
+  try {
+    deps.diagnosisPanel.show(await deps.server.diagnose({ text }), origin);
+  } catch (err) {
+    await reportFailure(deps, "Diagnose Terminal Output", err);
+  }
+}
+
+async function pickFolder(title: string): Promise<vscode.Uri | undefined> {
+  const picked = await vscode.window.showOpenDialog({ canSelectFiles: false, canSelectFolders: true, canSelectMany: false, title, openLabel: "Select", defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri });
+  return picked?.[0];
+}
+
+function settingsTarget(): vscode.ConfigurationTarget {
+  return vscode.workspace.workspaceFolders ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+}
+
+async function watchCheckpoints(deps: CommandDeps): Promise<void> {
+  const dir = await pickFolder("Checkpoint directory to watch for drift");
+  if (!dir) return;
+  const config = vscode.workspace.getConfiguration("denpex");
+  const current = config.get<string[]>("checkpoints.watch") ?? [];
+  if (!current.includes(dir.fsPath)) await config.update("checkpoints.watch", [...current, dir.fsPath], settingsTarget());
+  if (!config.get<string>("checkpoints.reference")) {
+    const ref = await vscode.window.showInformationMessage("Denpex: compare against a reference run? Without one, the directory is checked in replica mode.", "Choose Reference…");
+    if (ref) {
+      const refDir = await pickFolder("Reference run (healthy checkpoints)");
+      if (refDir) await config.update("checkpoints.reference", refDir.fsPath, settingsTarget());
+    }
+  }
+  deps.log.info(`watching ${dir.fsPath}`);
+  deps.driftPanel.show();
+}
+
+/** A one-off comparison through the CLI (`denpex drift RUN --ref REF --json`). */
+async function compareCheckpoints(deps: CommandDeps): Promise<void> {
+  const run = await pickFolder("Run to check (checkpoint directory)");
+  if (!run) return;
+  const ref = await pickFolder("Reference run (checkpoint directory)");
+  if (!ref) return;
+  const found = await findInterpreter(deps.log);
+  if (!found.ok) return reportFailure(deps, "Compare Checkpoints", new Error(found.message));
+  const device = vscode.workspace.getConfiguration("denpex").get<string>("drift.device", "auto");
+  const noise = vscode.workspace.getConfiguration("denpex").get<string>("checkpoints.noiseReference");
+  const args = ["-m", "denpex", "drift", run.fsPath, "--ref", ref.fsPath, "--json", "--device", device, ...(noise ? ["--noise-ref", noise] : [])];
+  deps.log.info(`${found.interpreter.command} ${args.join(" ")}`);
+  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "Denpex: comparing checkpoints…", cancellable: true }, (_p, token) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(found.interpreter.command, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : 2) : 0, stdout: String(stdout), stderr: String(stderr) }),
+      );
+      token.onCancellationRequested(() => child.kill());
+    }),
+  );
+  // Exit 1 means "flagged", a result like exit 0; 2 is a usage or input error with one line.
+  if (result.code !== 0 && result.code !== 1) {
+    const line = result.stderr.trim().split("\n").pop() || `exit ${result.code}`;
+    return reportFailure(deps, "Compare Checkpoints", new Error(line));
+  }
+  try {
+    deps.driftPanel.update(JSON.parse(result.stdout) as DriftReport);
+    deps.driftPanel.show();
+  } catch (err) {
+    await reportFailure(deps, "Compare Checkpoints", new Error(`unreadable drift report: ${String(err)}`));
+  }
+}
+
+async function showCatalogEntry(deps: CommandDeps, id: string): Promise<void> {
+  try {
+    const entry = await deps.server.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, { id });
+    const doc = await vscode.workspace.openTextDocument({ content: entry.markdown, language: "markdown" });
+    await vscode.commands.executeCommand("markdown.showPreview", doc.uri);
+  } catch (err) {
+    await reportFailure(deps, `Show Failure Entry ${id}`, err);
+  }
+}
+
+/** The catalog's ids and titles, read from the installed package (no server round trip per entry). */
+function listCatalog(interpreter: string): Promise<{ id: string; title: string; category: string }[]> {
+  const script = "import json,sys\nfrom denpex import catalog\njson.dump([{'id':e['id'],'title':e['title'],'category':e['category']} for e in catalog.entries().values()], sys.stdout)";
+  return new Promise((resolve, reject) =>
+    execFile(interpreter, ["-c", script], { timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(String(stderr).trim().split("\n").pop() || err.message)) : resolve(JSON.parse(String(stdout))))),
+  );
+}
+
+async function showFailureEntry(deps: CommandDeps): Promise<void> {
+  const found = await findInterpreter(deps.log);
+  if (!found.ok) return reportFailure(deps, "Show Failure Entry", new Error(found.message));
+  let entries: { id: string; title: string; category: string }[];
+  try {
+    entries = await listCatalog(found.interpreter.command);
+  } catch (err) {
+    return reportFailure(deps, "Show Failure Entry", err);
+  }
+  const pick = await vscode.window.showQuickPick(
+    entries.sort((a, b) => a.category.localeCompare(b.category) || a.title.localeCompare(b.title)).map((e) => ({ label: e.title, description: e.id, detail: e.category, id: e.id })),
+    { title: "Denpex failure catalog", matchOnDescription: true, matchOnDetail: true, placeHolder: "Type to filter failures" },
+  );
+  if (pick) await showCatalogEntry(deps, pick.id);
+}
+
+export async function copyDiagnosisMarkdown(deps: CommandDeps): Promise<void> {
+  const shown = deps.diagnosisPanel.latest;
+  if (!shown) {
+    void vscode.window.showInformationMessage("Denpex: no diagnosis to copy yet. Run \"Denpex: Diagnose\" first.");
+    return;
+  }
+  const redactExports = vscode.workspace.getConfiguration("denpex").get<boolean>("privacy.redactExports", true);
+  const markdown = diagnosisToMarkdown(shown.diagnosis, {
+    redact: redactExports,
+    redaction: { hosts: [os.hostname()], users: [os.userInfo().username] },
+    prevention: shown.prevention,
+  });
+  await vscode.env.clipboard.writeText(markdown);
+  void vscode.window.showInformationMessage(`Denpex: diagnosis copied as Markdown${redactExports ? " (redacted)" : ""}.`);
+}
+
+function argObject<T>(arg: unknown, key: keyof T & string): T | undefined {
+  return typeof arg === "object" && arg !== null && typeof (arg as Record<string, unknown>)[key] === "string" ? (arg as T) : undefined;
+}
+
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, fn);
+  return [
+    reg("denpex.diagnoseSelection", () => diagnoseEditor(deps)),
+    reg("denpex.diagnoseTerminal", () => diagnoseTerminal(deps)),
+    reg("denpex.watchCheckpoints", () => watchCheckpoints(deps)),
+    reg("denpex.compareCheckpoints", () => compareCheckpoints(deps)),
+    reg("denpex.showFailureEntry", () => showFailureEntry(deps)),
+    reg("denpex.restartServer", () => deps.server.restart(true)),
+    reg("denpex.showLogs", () => deps.log.show()),
+    reg("denpex.copyDiagnosisMarkdown", () => copyDiagnosisMarkdown(deps)),
+    reg("denpex.showDriftView", () => deps.driftPanel.show()),
+    // Client-side commands carried by the server's code actions (lsp-client-commands.schema.json).
+    reg(RUN_IN_TERMINAL, (arg) => {
+      const a = argObject<RunInTerminalArgs>(arg, "command");
+      if (a) runInVerifyTerminal(a.command, a.name);
+    }),
+    reg(COPY_TO_CLIPBOARD, async (arg) => {
+      const a = argObject<CopyToClipboardArgs>(arg, "text");
+      if (a) {
+        await vscode.env.clipboard.writeText(a.text);
+        void vscode.window.setStatusBarMessage("Denpex: copied", 2000);
+      }
+    }),
+    reg(SHOW_CATALOG_ENTRY, async (arg) => {
+      const a = argObject<ShowCatalogEntryArgs>(arg, "id");
+      if (a) await showCatalogEntry(deps, a.id);
+    }),
+  ];
+}

@@ -1,0 +1,68 @@
+/* Generated from shared-schema/lsp-finding.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
+
+/**
+ * A failure appeared in a terminal's output. Sent once per failure (catalog id) per command, after the output pauses or the command ends; the diagnosis lists all findings, root cause first.
+ */
+export interface LspFinding {
+  /**
+   * The terminal's name (the evidence lines' source).
+   */
+  source: string;
+  /**
+   * The client's id for the terminal (kept as sent; compared as a string).
+   */
+  terminalId: string | number;
+  /**
+   * The finished command, when a command end was received.
+   */
+  commandLine: string | null;
+  diagnosis: DenpexDiagnosis;
+}
+/**
+ * Output of `denpex diagnose --json`, of the language server's `denpex.diagnose` command and the payload of `denpex/finding`. Findings are ordered root cause first.
+ */
+export interface DenpexDiagnosis {
+  schema_version: 1;
+  findings: Finding[];
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "finding".
+ */
+export interface Finding {
+  id: string;
+  title: string;
+  category: string;
+  confidence: number;
+  initiating_rank: number | null;
+  /**
+   * Items: This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+   * via the `definition` "rank".
+   */
+  collateral_ranks: number[];
+  /**
+   * Items: This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+   * via the `definition` "rank".
+   */
+  suspect_ranks: number[];
+  host: string | null;
+  gpu: number | null;
+  evidence: Evidence[];
+  root_cause: string;
+  fix: string;
+  verification: string[];
+  related: string[];
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "evidence".
+ */
+export interface Evidence {
+  source: string;
+  line: number;
+  text: string;
+  rank: number | null;
+  role: "initiating" | "collateral" | "context";
+}
+
+export const X_METHOD = "denpex/finding" as const;

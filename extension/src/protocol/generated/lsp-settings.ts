@@ -1,0 +1,58 @@
+/* Generated from shared-schema/lsp-settings.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
+
+/**
+ * Read from initializationOptions ({"settings": {...}} or the object itself), workspace/didChangeConfiguration ({"denpex": {...}}), or pulled with workspace/configuration (section "denpex"). Nested ({"checkpoints": {"watch": []}}) and dotted ({"checkpoints.watch": []}) keys are both accepted. Unknown keys and wrongly typed values are reported with window/logMessage and ignored. Relative paths resolve against the first workspace folder.
+ */
+export interface LspSettings {
+  logs?: {
+    /**
+     * Documents diagnosed as logs (besides language id `log`).
+     */
+    globs?: string[];
+    /**
+     * Larger log documents are not diagnosed in the editor (a message suggests `denpex diagnose FILE`).
+     */
+    maxSizeMB?: number;
+  };
+  diagnostics?: {
+    /**
+     * Pause after an edit before a full rescan. Appends to a log are diagnosed at once, incrementally.
+     */
+    debounceMs?: number;
+  };
+  checkpoints?: {
+    /**
+     * Checkpoint directories to watch.
+     */
+    watch?: string[];
+    /**
+     * Reference run directory; without one, the watched directories are checked in replica mode.
+     */
+    reference?: string | null;
+    /**
+     * A second healthy run that calibrates the noise floor.
+     */
+    noiseReference?: string | null;
+  };
+  drift?: {
+    device?: "auto" | "cpu" | "cuda";
+  };
+  /**
+   * Client side (VS Code extension).
+   */
+  python?: {
+    interpreter?: string;
+  };
+  /**
+   * Client side (VS Code extension).
+   */
+  terminal?: {
+    watch?: boolean;
+  };
+  /**
+   * Client side (VS Code extension).
+   */
+  privacy?: {
+    redactExports?: boolean;
+  };
+}
