@@ -13,13 +13,13 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-import tomllib
 
 from denpex import catalog
 from denpex.catalog.render import to_markdown

@@ -43,7 +43,11 @@ class TensorDiff:
 
     @property
     def rel_l2(self) -> float:
-        return math.sqrt(self.diff_sq / self.ref_sq) if self.ref_sq > 0 else (0.0 if self.diff_sq == 0 else math.inf)
+        return (
+            math.sqrt(self.diff_sq / self.ref_sq)
+            if self.ref_sq > 0
+            else (0.0 if self.diff_sq == 0 else math.inf)
+        )
 
 
 @dataclass
