@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from jsonschema import Draft202012Validator
 from lsprotocol import types
@@ -55,7 +55,7 @@ class Session:
             client.feature(method)(self._recorder(method))
 
     def _recorder(self, method: str) -> Callable[[Any, Any], None]:
-        def record(_client: Any, params: Any) -> None:
+        def record(ls: Any, params: Any) -> None:  # pygls injects the client as `ls`
             self.custom[method].append(params)
 
         return record
@@ -79,11 +79,14 @@ class Session:
     async def diagnostics_for(
         self, uri: str, check: Callable[[list[types.Diagnostic]], bool]
     ) -> list[types.Diagnostic]:
-        def ready() -> Any:
-            diags = self.client.diagnostics.get(uri)
-            return diags is not None and check(list(diags)) and list(diags)
+        """The latest diagnostics published for ``uri`` once they satisfy ``check``."""
 
-        return await self.wait_for(ready)
+        def ready() -> tuple[list[types.Diagnostic]] | None:
+            diags = self.client.diagnostics.get(uri)
+            # Wrapped in a tuple: an empty list is a valid (and awaited) answer.
+            return (list(diags),) if diags is not None and check(list(diags)) else None
+
+        return (await self.wait_for(ready))[0]
 
     def open(self, uri: str, text: str, language_id: str = "log", version: int = 1) -> None:
         self.client.text_document_did_open(
@@ -100,10 +103,22 @@ class Session:
         return result
 
 
+def _command_or_action(obj: Any, _type: Any) -> types.Command | types.CodeAction:
+    # lsprotocol's client-side converter reads a CodeAction whose `command` is an object as
+    # a Command with that object stringified; a Command's `command` is always a string.
+    if isinstance(obj.get("command"), str):
+        return CONVERTER.structure(obj, types.Command)
+    return CONVERTER.structure(obj, types.CodeAction)
+
+
+CONVERTER = converter_factory()
+CONVERTER.register_structure_hook(Union[types.Command, types.CodeAction], _command_or_action)  # noqa: UP007
+
+
 def raw_client() -> LanguageClient:
     from pytest_lsp.client import register_lsp_features
 
-    client = LanguageClient(converter_factory=converter_factory)
+    client = LanguageClient(converter_factory=lambda: CONVERTER)
     register_lsp_features(client)
     return client
 

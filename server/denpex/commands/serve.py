@@ -23,6 +23,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _client_errors_in_one_line(record: logging.LogRecord) -> bool:
+    """A request the client got wrong (InvalidParams) is answered with an error; the log
+    needs one line about it, not pygls' traceback."""
+    from pygls.exceptions import JsonRpcInvalidParams
+
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, JsonRpcInvalidParams):
+        record.msg, record.args, record.exc_info = "invalid params: %s", (exc,), None
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        return logging.getLogger("pygls").isEnabledFor(logging.INFO)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     # stdout carries JSON-RPC only: keep the real stream for the protocol and send every
     # stray print (ours or a dependency's) to stderr before anything can write.
@@ -35,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     )
     # pygls logs every message body at INFO: far too much for a 100 MB log document.
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_client_errors_in_one_line)
 
     from denpex.lsp import guard
 

@@ -11,11 +11,12 @@ which checkpoints are complete and caches steps it has already compared.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,7 @@ class _Handler(FileSystemEventHandler):
 class CheckpointWatcher:
     def __init__(
         self,
-        on_outcome: Callable[[Outcome], Awaitable[None]],
+        on_outcome: Callable[[Outcome], Coroutine[Any, Any, None]],
         on_change: Callable[[], None],
         progress: Callable[[Path], Awaitable[Progress | None]],
     ) -> None:
@@ -98,7 +99,7 @@ class CheckpointWatcher:
         self._observer = Observer()
         for path in settings.watch:
             d = WatchedDir(path)
-            d.coalescer = Coalescer(lambda d=d: self._check(d), max_wait=MAX_SETTLE_S)
+            d.coalescer = Coalescer(functools.partial(self._check, d), max_wait=MAX_SETTLE_S)
             self.dirs[path] = d
             if not path.is_dir():
                 d.state = "missing"

@@ -99,11 +99,11 @@ def build(findings: list[Finding], doc_source: str, doc_uri: str, placer: Placer
             continue
         initiating = next((e for e in f.evidence if e.role == "initiating"), None)
         origin = _origin(f, initiating, doc_source, doc_uri, placer)
-        groups: dict[tuple[str, str], list[Evidence]] = {}
+        groups: dict[tuple[str, str], dict[int, Evidence]] = {}
         for e in mine:
-            groups.setdefault(_group_key(e), []).append(e)
-        for (role, _key), members in groups.items():
-            members.sort(key=lambda e: e.line)
+            groups.setdefault(_group_key(e), {}).setdefault(e.line, e)  # one per line
+        for (role, _key), by_line in groups.items():
+            members = [by_line[n] for n in sorted(by_line)]
             head = members[0]
             line = head.line - 1
             if (line, f.id) in seen:
@@ -166,9 +166,16 @@ def _related(
 def _message(f: Finding, role: str, members: list[Evidence]) -> str:
     if role == "initiating":
         return f"{f.title}: {who(f)}. {first_sentence(f.root_cause)}".rstrip(". ") + "."
+    # The engine already folds the same report from many ranks into one evidence line, so
+    # the ranks come from the finding: the line's own ranks, then the whole collateral set.
     ranks = sorted({e.rank for e in members if e.rank is not None})
-    on = f" on ranks {compress_ranks(ranks)}" if len(ranks) > 1 else ""
-    on = f" on rank {ranks[0]}" if len(ranks) == 1 else on
-    count = f" ({len(members)} lines)" if len(members) > 1 else ""
-    cause = f"caused by rank {f.initiating_rank}" if f.initiating_rank is not None else who(f)
-    return f"{f.title}: {role} report{on}{count}, {cause}."
+    text = f"{f.title}: {role} report"
+    if ranks:
+        text += f" from rank{'s' if len(ranks) > 1 else ''} {compress_ranks(ranks)}"
+    if len(members) > 1:
+        text += f" ({len(members)} lines)"
+    if role == "collateral" and f.collateral_ranks:
+        text += f"; collateral ranks {compress_ranks(f.collateral_ranks)}"
+    if f.initiating_rank is not None:
+        return f"{text}; caused by rank {f.initiating_rank}."
+    return f"{text}; {who(f)}."

@@ -97,7 +97,14 @@ class LogDocument:
 
     def _edit(self, start: int, end: int, inserted: str) -> None:
         text = self.text
-        self.text = text[:start] + inserted + text[end:]
+        if start == end == len(text):
+            # An append. Dropping the attribute's reference first leaves `text` as the only
+            # one, so CPython can grow the string in place instead of copying 100 MB.
+            self.text = ""
+            text += inserted
+            self.text = text
+        else:
+            self.text = text[:start] + inserted + text[end:]
         self._min_edit = min(self._min_edit, start)
         if start >= self._last_start:
             # Within the last line: only the new text can add breaks. A "\n" landing right

@@ -25,6 +25,11 @@ def split_lines(block: str) -> list[str]:
     return parts
 
 
+def lines_of(text: str) -> list[str]:
+    """All lines of ``text``, the last one with or without its line break."""
+    return split_lines(text if text.endswith(("\n", "\r")) else text + "\n")
+
+
 def units(text: str, encoding: str) -> int:
     """Length of ``text`` in position units (utf-8 bytes, utf-16 code units, code points)."""
     if text.isascii() or encoding == "utf-32":

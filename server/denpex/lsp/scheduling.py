@@ -46,7 +46,7 @@ class Coalescer:
                     break
                 try:
                     await asyncio.wait_for(self._wake.wait(), wait)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
             self._dirty = False
             try:

@@ -13,8 +13,9 @@ import asyncio
 import logging
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -92,23 +93,43 @@ def _invalid(message: str) -> JsonRpcInvalidParams:
 
 
 class DenpexProtocol(LanguageServerProtocol):
-    """Routes log documents to the server's own store (see documents.py for why)."""
+    """Routes log documents to the server's own store (see documents.py for why).
+
+    Document notifications that arrive before the settings are known (the client answers
+    workspace/configuration after `initialized`) are queued and replayed in order, so the
+    first diagnosis already uses the user's globs and size cap.
+    """
 
     _server: DenpexServer
 
+    def _in_order(self, handler: Callable[[Any], None], params: Any) -> None:
+        if self._server.backlog is None:
+            handler(params)
+        else:
+            self._server.backlog.append((handler, params))
+
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        if not self._server.open_log(params.text_document):
-            self.workspace.put_text_document(params.text_document)
+        self._in_order(self._open, params)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._in_order(self._change, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._in_order(self._close, params)
+
+    def _open(self, params: types.DidOpenTextDocumentParams) -> None:
+        if not self._server.open_log(params.text_document):
+            self.workspace.put_text_document(params.text_document)
+
+    def _change(self, params: types.DidChangeTextDocumentParams) -> None:
         if not self._server.change_log(params):
             for change in params.content_changes:
                 self.workspace.update_text_document(params.text_document, change)
 
-    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+    def _close(self, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         if not self._server.close_log(uri):
             self.workspace.remove_text_document(uri)
@@ -133,6 +154,8 @@ class DenpexServer(LanguageServer):
         self.selections: dict[str, diagnostics.Published] = {}
         self.drift: dict[str, diagnostics.Published] = {}
         self.refused: set[str] = set()  # log documents claimed but not diagnosed
+        # Document notifications held until the settings are known (None: ready).
+        self.backlog: list[tuple[Callable[[Any], None], Any]] | None = []
         self.scans: dict[str, Coalescer] = {}
         self.terminals: OrderedDict[str, TerminalSession] = OrderedDict()
         self.terminal_checks: dict[str, Coalescer] = {}
@@ -174,10 +197,7 @@ class DenpexServer(LanguageServer):
         old, self.settings = self.settings, new
         self._configure_globs()
         checkpoint_keys = ("watch", "reference", "noise_reference", "device")
-        if (
-            any(getattr(old, k) != getattr(new, k) for k in checkpoint_keys)
-            or not self.watcher.dirs
-        ):
+        if any(getattr(old, k) != getattr(new, k) for k in checkpoint_keys):
             for message in self.watcher.configure(new):
                 self.tell(message)
         self.send_status()
@@ -331,7 +351,7 @@ class DenpexServer(LanguageServer):
         doc = self.logs.get(uri)
         if doc is not None:
             text, start = doc.line_range_text(first, last)
-            return positions.split_lines(text + "\n"), start
+            return positions.lines_of(text), start
         if uri in self.workspace.text_documents:
             lines = self.workspace.get_text_document(uri).lines
             first = min(first, len(lines))
@@ -373,9 +393,7 @@ class DenpexServer(LanguageServer):
 
         def run() -> list[Finding]:
             scanner = LogScanner()
-            scanner.feed_lines(
-                source, positions.split_lines(text + "\n"), first_line=start_line + 1
-            )
+            scanner.feed_lines(source, positions.lines_of(text), first_line=start_line + 1)
             return scanner.findings()
 
         findings = await asyncio.get_running_loop().run_in_executor(self.pool, run)
@@ -496,7 +514,7 @@ class DenpexServer(LanguageServer):
         return report
 
     async def on_drift(self, outcome: Outcome) -> None:
-        self.last_check = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.last_check = datetime.now(UTC).isoformat(timespec="seconds")
         key = str(outcome.run)
         if outcome.report is None:
             self.tell(
@@ -562,6 +580,9 @@ def create_server(check_guard: bool = False) -> DenpexServer:
         for problem in ls.settings.problems:
             ls.log_line(problem, types.MessageType.Warning)
         await ls.pull_settings()
+        backlog, ls.backlog = ls.backlog or [], None
+        for handler, queued in backlog:
+            handler(queued)
         ls.send_status()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -595,7 +616,7 @@ def create_server(check_guard: bool = False) -> DenpexServer:
         marks = ls.marks_at(uri, first, last)
         if not marks:
             return []
-        line = min(marks[0].diagnostic.range.start.line, last)
+        line = first
         around = ls.text_of_lines(
             uri, max(0, line - actions.BLOCK_REACH), line + actions.BLOCK_REACH
         )
