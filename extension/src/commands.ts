@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { execFile } from "node:child_process";
 import * as os from "node:os";
+import * as path from "node:path";
 import { cleanTerminalText } from "./core/ansi";
 import { diagnosisToMarkdown } from "./core/markdown";
 import type { DiagnosisPanel } from "./diagnosisPanel";
@@ -131,29 +132,36 @@ async function compareCheckpoints(deps: CommandDeps): Promise<void> {
   if (!ref) return;
   const found = await findInterpreter(deps.log);
   if (!found.ok) return reportFailure(deps, "Compare Checkpoints", new Error(found.message));
-  const device = vscode.workspace.getConfiguration("denpex").get<string>("drift.device", "auto");
-  const noise = vscode.workspace.getConfiguration("denpex").get<string>("checkpoints.noiseReference");
-  const args = ["-m", "denpex", "drift", run.fsPath, "--ref", ref.fsPath, "--json", "--device", device, ...(noise ? ["--noise-ref", noise] : [])];
-  deps.log.info(`${found.interpreter.command} ${args.join(" ")}`);
-  const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "Denpex: comparing checkpoints…", cancellable: true }, (_p, token) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(found.interpreter.command, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === "number" ? err.code : 2) : 0, stdout: String(stdout), stderr: String(stderr) }),
-      );
-      token.onCancellationRequested(() => child.kill());
-    }),
-  );
-  // Exit 1 means "flagged", a result like exit 0; 2 is a usage or input error with one line.
-  if (result.code !== 0 && result.code !== 1) {
-    const line = result.stderr.trim().split("\n").pop() || `exit ${result.code}`;
-    return reportFailure(deps, "Compare Checkpoints", new Error(line));
+  const config = vscode.workspace.getConfiguration("denpex");
+  const device = config.get<string>("drift.device", "auto");
+  const noise = config.get<string>("checkpoints.noiseReference");
+  const compare = async (dir: string) => {
+    const args = ["-m", "denpex", "drift", dir, "--ref", ref.fsPath, "--json", "--device", device, ...(noise ? ["--noise-ref", noise] : [])];
+    deps.log.info(`${found.interpreter.command} ${args.join(" ")}`);
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Denpex: comparing ${path.basename(dir)} with ${path.basename(ref.fsPath)}…`, cancellable: true }, (_p, token) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = execFile(found.interpreter.command, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === "number" ? err.code : 2) : 0, stdout: String(stdout), stderr: String(stderr) }),
+        );
+        token.onCancellationRequested(() => child.kill());
+      }),
+    );
+  };
+  // The noise run against the same reference draws the benign envelope behind the run.
+  for (const dir of noise ? [noise, run.fsPath] : [run.fsPath]) {
+    const result = await compare(dir);
+    // Exit 1 means "flagged", a result like exit 0; 2 is a usage or input error with one line.
+    if (result.code !== 0 && result.code !== 1) {
+      const line = result.stderr.trim().split("\n").pop() || `exit ${result.code}`;
+      return reportFailure(deps, "Compare Checkpoints", new Error(line));
+    }
+    try {
+      deps.driftPanel.update(JSON.parse(result.stdout) as DriftReport);
+    } catch (err) {
+      return reportFailure(deps, "Compare Checkpoints", new Error(`unreadable drift report: ${String(err)}`));
+    }
   }
-  try {
-    deps.driftPanel.update(JSON.parse(result.stdout) as DriftReport);
-    deps.driftPanel.show();
-  } catch (err) {
-    await reportFailure(deps, "Compare Checkpoints", new Error(`unreadable drift report: ${String(err)}`));
-  }
+  deps.driftPanel.show();
 }
 
 async function showCatalogEntry(deps: CommandDeps, id: string): Promise<void> {

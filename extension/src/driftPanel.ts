@@ -10,7 +10,8 @@ export class DriftPanel implements vscode.Disposable {
   readonly store = new DriftStore();
 
   update(report: DriftReport): void {
-    this.store.update(report);
+    const noise = vscode.workspace.getConfiguration("denpex").get<string>("checkpoints.noiseReference");
+    this.store.update(report, noise || undefined);
     this.render();
   }
 

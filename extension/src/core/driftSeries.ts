@@ -1,60 +1,58 @@
 // Turns drift reports (shared-schema/drift-report.schema.json) into chart series and keeps
 // the latest report per run, so live updates replace a run's line instead of adding one.
+// The noise envelope is the distance of a second healthy run (denpex.checkpoints.noiseReference)
+// from the same reference: its report, when present, becomes the band behind the other runs.
 import type { DriftReport } from "../protocol/methods";
-import type { DriftSeries } from "./chart";
+import type { DriftPoint, DriftSeries } from "./chart";
 
-type NoisePoint = { step: number; l2: number; rel_l2: number };
-
-function num(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+function points(report: DriftReport): DriftPoint[] {
+  // null stands for a non-finite distance (NaN/Inf weights); the chart skips NaN.
+  return report.points.map((p) => ({ step: p.step, l2: p.l2 ?? Number.NaN, rel_l2: p.rel_l2 ?? Number.NaN }));
 }
 
-/** The noise envelope, from whichever shape the report carries it in (absent when unknown). */
-function noiseOf(report: DriftReport): NoisePoint[] | undefined {
-  const raw = (report as Record<string, unknown>).noise_envelope ?? (report as Record<string, unknown>).noise;
-  if (Array.isArray(raw)) {
-    const pts = raw
-      .map((p) => p as Record<string, unknown>)
-      .map((p) => ({ step: num(p.step), l2: num(p.l2), rel_l2: num(p.rel_l2) }))
-      .filter((p): p is NoisePoint => p.step !== undefined && p.l2 !== undefined && p.rel_l2 !== undefined);
-    return pts.length > 0 ? pts : undefined;
-  }
-  // Per-point form: each point carries the noise distance measured at that step.
-  const perPoint = report.points
-    .map((p) => ({ step: p.step, l2: num(p.noise_l2), rel_l2: num(p.noise_rel_l2) }))
-    .filter((p): p is NoisePoint => p.l2 !== undefined && p.rel_l2 !== undefined);
-  return perPoint.length > 0 ? perPoint : undefined;
-}
-
-export function seriesFromReport(report: DriftReport): DriftSeries {
-  const noise = noiseOf(report);
+export function seriesFromReport(report: DriftReport, noise?: readonly DriftPoint[]): DriftSeries {
   return {
     run: report.run,
     reference: report.reference,
-    points: report.points.map((p) => ({ step: p.step, l2: p.l2, rel_l2: p.rel_l2 })),
+    points: points(report),
     onsetStep: report.onset_step,
     faultyRank: report.faulty_rank,
     verdict: report.verdict,
     flagged: report.flagged,
-    ...(noise ? { noise } : {}),
+    ...(noise && noise.length > 0 ? { noise } : {}),
   };
 }
 
-/** Latest series per (run, reference) pair, in first-seen order. */
+/** Latest report per (mode, run, reference), in first-seen order, plus noise envelopes per reference. */
 export class DriftStore {
-  private readonly byKey = new Map<string, DriftSeries>();
+  private readonly reports = new Map<string, DriftReport>();
+  private readonly envelopes = new Map<string, DriftPoint[]>();
 
-  update(report: DriftReport): DriftSeries {
-    const series = seriesFromReport(report);
-    this.byKey.set(`${report.mode}\u0000${report.run}\u0000${report.reference ?? ""}`, series);
-    return series;
+  /**
+   * Records a report. A report whose run is the configured noise reference is the envelope for
+   * its reference, not a run of its own.
+   */
+  update(report: DriftReport, noiseReference?: string): void {
+    if (noiseReference && report.reference !== null && samePath(report.run, noiseReference)) {
+      this.envelopes.set(normalise(report.reference), points(report));
+      return;
+    }
+    this.reports.set(`${report.mode}\u0000${normalise(report.run)}\u0000${normalise(report.reference ?? "")}`, report);
   }
 
   all(): DriftSeries[] {
-    return [...this.byKey.values()];
+    return [...this.reports.values()].map((r) => seriesFromReport(r, r.reference === null ? undefined : this.envelopes.get(normalise(r.reference))));
   }
 
   get size(): number {
-    return this.byKey.size;
+    return this.reports.size;
   }
+}
+
+function normalise(p: string): string {
+  return p.replace(/\/+$/, "");
+}
+
+function samePath(a: string, b: string): boolean {
+  return normalise(a) === normalise(b);
 }

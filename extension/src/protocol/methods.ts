@@ -44,24 +44,6 @@ export const SHOW_CATALOG_ENTRY = "denpex.showCatalogEntry";
 export type ShowCatalogEntryArgs = g.lspClientCommands.DenpexShowCatalogEntry;
 
 /** server → client notification: a drift check completed. */
-export const DRIFT_UPDATE = "denpex/driftUpdate";
-export interface DriftUpdateParams {
-  report: DriftReport;
-}
-
-/**
- * The part of shared-schema/drift-report.schema.json the drift view draws (the drift
- * engine's schema is not in the tree yet; see lsp-drift-update.schema.json).
- */
-export interface DriftReport {
-  schema_version: 1;
-  mode: "reference" | "replicas";
-  run: string;
-  reference: string | null;
-  points: { step: number; l2: number; rel_l2: number; [key: string]: unknown }[];
-  verdict: string;
-  flagged: boolean;
-  onset_step: number | null;
-  faulty_rank: number | null;
-  [key: string]: unknown;
-}
+export const DRIFT_UPDATE: typeof g.lspDriftUpdate.X_METHOD = "denpex/driftUpdate";
+export type DriftUpdateParams = g.lspDriftUpdate.LspDriftUpdate;
+export type DriftReport = g.driftReport.DriftReport;

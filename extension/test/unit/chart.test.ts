@@ -95,27 +95,46 @@ const report = (run: string, steps: number[], extra: Partial<DriftReport> = {}):
   mode: "reference",
   run,
   reference: "/ref",
-  points: steps.map((s) => ({ step: s, l2: s / 100, rel_l2: s / 1e5, max_abs: 0.1 })),
+  noise_reference: null,
+  device: "cpu",
+  points: steps.map((s) => ({ step: s, l2: s / 100, rel_l2: s / 1e5, max_abs: 0.1, mismatched_elements: 10, top_tensors: [], warnings: [] })),
   verdict: "within_noise",
   flagged: false,
   onset_step: null,
   faulty_rank: null,
+  trend: {},
+  finding: null,
+  notes: [],
+  warnings: [],
   ...extra,
 });
 
 test("a live update replaces a run's series instead of adding a second line", () => {
   const store = new DriftStore();
   store.update(report("/runA", [100]));
-  store.update(report("/runB", [100]));
-  const latest = store.update(report("/runA", [100, 200], { flagged: true, verdict: "gradual_drift", onset_step: 200 }));
-  assert.equal(store.size, 2);
-  assert.equal(store.all()[0], latest);
-  assert.equal(latest.points.length, 2);
-  assert.equal(latest.onsetStep, 200);
+  store.update(report("/runB/", [100]));
+  store.update(report("/runA", [100, 200], { flagged: true, verdict: "gradual_drift", onset_step: 200 }));
+  store.update(report("/runB", [100, 200]));
+  assert.equal(store.size, 2, "trailing slashes name the same run");
+  const [a, b] = store.all();
+  assert.equal(a.run, "/runA");
+  assert.equal(a.points.length, 2);
+  assert.equal(a.onsetStep, 200);
+  assert.equal(b.points.length, 2);
 });
 
-test("the noise envelope is read from the report when present", () => {
-  const withEnvelope = seriesFromReport(report("/r", [1, 2], { noise_envelope: [{ step: 1, l2: 0.5, rel_l2: 1e-6 }, { step: 2, l2: "x" }] }));
-  assert.deepEqual(withEnvelope.noise, [{ step: 1, l2: 0.5, rel_l2: 1e-6 }]);
-  assert.equal(seriesFromReport(report("/r", [1])).noise, undefined);
+test("the noise reference's own report becomes the envelope of runs against the same reference", () => {
+  const store = new DriftStore();
+  store.update(report("/faulty", [1, 2]));
+  store.update(report("/healthy2", [1, 2], { points: [{ step: 1, l2: 0.5, rel_l2: 1e-6, max_abs: 0.1, mismatched_elements: 3, top_tensors: [], warnings: [] }] }), "/healthy2/");
+  assert.equal(store.size, 1, "the noise run is not drawn as a run");
+  assert.deepEqual(store.all()[0].noise, [{ step: 1, l2: 0.5, rel_l2: 1e-6 }]);
+  store.update(report("/other", [1], { reference: "/elsewhere" }), "/healthy2");
+  assert.equal(store.all()[1].noise, undefined, "another reference has no envelope");
+});
+
+test("non-finite distances (null in the report) are skipped, not drawn at NaN", () => {
+  const s = seriesFromReport(report("/r", [1], { points: [{ step: 1, l2: null, rel_l2: null, max_abs: null, mismatched_elements: 0, top_tensors: [], warnings: [] }] }));
+  assert.ok(Number.isNaN(s.points[0].l2));
+  assert.doesNotMatch(renderDriftChart([s], { width: 200, height: 100, metric: "l2" }), /NaN/);
 });

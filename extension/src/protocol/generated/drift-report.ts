@@ -1,0 +1,190 @@
+/* Generated from shared-schema/drift-report.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
+
+/**
+ * This interface was referenced by `DriftReport`'s JSON-Schema
+ * via the `definition` "point".
+ */
+export type Point = Figures & {
+  step: number;
+  warnings: string[];
+  /**
+   * replica mode: rank (as a string) -> that rank's figures against the majority; the point's own figures are those of the rank farthest from it
+   */
+  ranks?: {
+    [k: string]: Figures | undefined;
+  };
+  /**
+   * replica mode: ranks with any difference from the majority
+   */
+  disagreeing_ranks?: number[];
+};
+/**
+ * This interface was referenced by `DriftReport`'s JSON-Schema
+ * via the `definition` "figure".
+ */
+export type Figure = number | null;
+
+/**
+ * Output of `denpex drift --json` and `denpex replicas --json`, and of denpex.drift.api.drift_report / replicas_report (the language server's drift results). Distances are float64 sums; null stands for a non-finite figure (NaN/Inf weights).
+ */
+export interface DriftReport {
+  schema_version: 1;
+  /**
+   * reference: RUN against REF; replicas: each data-parallel rank against the majority
+   */
+  mode: "reference" | "replicas";
+  run: string;
+  /**
+   * the reference run; null in replica mode (the majority of the ranks is the reference)
+   */
+  reference: string | null;
+  /**
+   * --noise-ref: a second healthy run that calibrated the noise floor
+   */
+  noise_reference: string | null;
+  /**
+   * replica mode: per-tensor max |Δ| forgiven
+   */
+  tolerance?: number;
+  /**
+   * where the reductions ran: cpu, cuda, cuda:N
+   */
+  device: string;
+  /**
+   * one per compared checkpoint step, ascending
+   */
+  points: Point[];
+  verdict: "identical" | "within_noise" | "gradual_drift" | "sudden_jump" | "replica_divergence";
+  /**
+   * true when the verdict is a finding (exit code 1)
+   */
+  flagged: boolean;
+  /**
+   * first checkpoint step where the series leaves the noise floor
+   */
+  onset_step: number | null;
+  /**
+   * replica mode: the rank that disagrees with the majority
+   */
+  faulty_rank: number | null;
+  /**
+   * the verdict's statistics (trend test, slope, shape, noise floor); keys defined by denpex.drift.verdict
+   */
+  trend: {};
+  finding: Finding | null;
+  /**
+   * how the verdict was reached, in words
+   */
+  notes: string[];
+  /**
+   * skipped checkpoints, steps in one run only, tensors not compared, precision used
+   */
+  warnings: string[];
+}
+/**
+ * This interface was referenced by `undefined`'s JSON-Schema definition
+ * via the `patternProperty` "^[0-9]+$".
+ *
+ * This interface was referenced by `DriftReport`'s JSON-Schema
+ * via the `definition` "figures".
+ */
+export interface Figures {
+  /**
+   * global L2 distance over all compared tensors
+   */
+  l2: number | null;
+  /**
+   * l2 / the reference's global norm
+   */
+  rel_l2: number | null;
+  max_abs: Figure;
+  /**
+   * elements that differ at the compared precision
+   */
+  mismatched_elements: number;
+  tensors_compared?: number;
+  /**
+   * tensors present on one side only, with different shapes, or unreadable
+   */
+  tensors_missing?: Missing[];
+  /**
+   * the precision compared at, or "mixed"
+   */
+  compared_dtype?: string | null;
+  /**
+   * largest contributors to l2, largest first (at most 5, zero distances left out)
+   */
+  top_tensors: Tensor[];
+}
+/**
+ * This interface was referenced by `DriftReport`'s JSON-Schema
+ * via the `definition` "missing".
+ */
+export interface Missing {
+  name: string;
+  status: "missing_in_run" | "missing_in_ref" | "shape_mismatch" | "unreadable";
+  note: string;
+}
+/**
+ * This interface was referenced by `DriftReport`'s JSON-Schema
+ * via the `definition` "tensor".
+ */
+export interface Tensor {
+  /**
+   * normalised parameter name (module./_orig_mod. stripped)
+   */
+  name: string;
+  l2: Figure;
+  /**
+   * l2 / the reference tensor's norm
+   */
+  rel_l2?: number | null;
+  max_abs?: Figure;
+  mismatched_elements?: number;
+  numel?: number;
+  /**
+   * dim 0 (1-D tensors: their length)
+   */
+  rows?: number;
+  /**
+   * product of the other dims (1-D tensors: 1)
+   */
+  cols?: number;
+  top_row?: number;
+  /**
+   * share of the squared distance in the largest row
+   */
+  top_row_share?: number | null;
+  top_col?: number;
+  /**
+   * share of the squared distance in the largest column
+   */
+  top_col_share?: number | null;
+  /**
+   * the lower precision of the pair, at which elements were compared
+   */
+  compared_dtype?: string;
+}
+export interface Finding {
+  id: string;
+  title: string;
+  category: string;
+  confidence: number;
+  initiating_rank: number | null;
+  collateral_ranks: number[];
+  suspect_ranks: number[];
+  host: string | null;
+  gpu: number | null;
+  evidence: Evidence[];
+  root_cause: string;
+  fix: string;
+  verification: string[];
+  related: string[];
+}
+export interface Evidence {
+  source: string;
+  line: number;
+  text: string;
+  rank: number | null;
+  role: "initiating" | "collateral" | "context";
+}
