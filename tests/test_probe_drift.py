@@ -1,0 +1,106 @@
+"""Fingerprints of real training runs judged by the drift verdict, and the on-disk records.
+
+The probe rides along the drift engine's simulated training (a tiny transformer trained
+for real on CPU): a reference run, a run with a permanent compute fault from FAULT_STEP,
+and two healthy reruns that differ from the reference by round-off alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from denpex.drift import fingerprints  # noqa: E402
+from denpex.drift.simulate import FaultSpec, _model, simulate_run  # noqa: E402
+from denpex.drift.verdict import assess  # noqa: E402
+from denpex.errors import InputError  # noqa: E402
+from denpex.probe import DriftProbe  # noqa: E402
+from denpex.probe.records import RankFile, file_name  # noqa: E402
+
+STEPS, EVERY, FAULT_STEP = 240, 20, 100
+
+
+def _probed_run(out: Path, **kwargs: object) -> None:
+    """Train and probe every EVERY steps (the probe sees the live model's parameters)."""
+    model = _model(0)
+    with DriftProbe(model, out, every=EVERY) as probe:
+        for step, state in simulate_run(steps=STEPS, save_every=EVERY, **kwargs):  # type: ignore[arg-type]
+            model.load_state_dict(state)
+            probe.step(step)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("runs")
+    _probed_run(root / "ref")
+    _probed_run(root / "faulty", fault=FaultSpec("compute", step=FAULT_STEP, eps=1e-4))
+    _probed_run(root / "rerun", nondeterminism=0.01, noise_seed=3)
+    _probed_run(root / "noise", nondeterminism=0.01, noise_seed=5)
+    return root
+
+
+@pytest.mark.slow
+def test_permanent_fault_is_gradual_drift_from_fingerprints(runs: Path) -> None:
+    series = fingerprints.compare(runs / "faulty", runs / "ref")
+    noise = fingerprints.compare(runs / "noise", runs / "ref")
+    assert [s.step for s in series] == list(range(EVERY, STEPS + 1, EVERY))
+    a = assess(series, noise)
+    assert a.verdict == "gradual_drift" and a.flagged
+    assert a.onset_step is not None and FAULT_STEP <= a.onset_step <= FAULT_STEP + EVERY
+    # Before the fault the runs are bitwise identical: the hashes say so exactly.
+    assert all(s.diff_sq == 0 for s in series if s.step < FAULT_STEP)
+
+
+@pytest.mark.slow
+def test_benign_rerun_is_not_flagged_from_fingerprints(runs: Path) -> None:
+    a = assess(
+        fingerprints.compare(runs / "rerun", runs / "ref"),
+        fingerprints.compare(runs / "noise", runs / "ref"),
+    )
+    assert not a.flagged and a.verdict == "within_noise"
+
+
+def test_records_are_whole_lines_with_rank_host_and_step(tmp_path: Path) -> None:
+    model = torch.nn.Linear(300, 200)
+    with DriftProbe(model, tmp_path, every=3) as probe:
+        for step in range(10):
+            probe.step(step)
+    lines = (tmp_path / file_name(0)).read_bytes().splitlines(keepends=True)
+    assert len(lines) == 4 and all(line.endswith(b"\n") for line in lines)
+    rec = json.loads(lines[0])
+    assert rec["step"] == 0 and rec["rank"] == 0 and rec["world_size"] == 1
+    assert rec["host"] == os.uname().nodename and rec["local_gpu"] is None
+    assert [t["name"] for t in rec["tensors"]] == ["weight", "bias"]
+    # The budget: at most 1 KB per tensor (its entry and its share of the global sketch),
+    # plus one fixed header per record.
+    header = len(json.dumps({k: v for k, v in rec.items() if k not in ("tensors", "global")}))
+    assert header < 400
+    assert len(lines[0]) - header <= 1024 * len(rec["tensors"])
+
+
+def test_torn_last_line_and_resumed_steps(tmp_path: Path) -> None:
+    model = torch.nn.Linear(8, 8)
+    with DriftProbe(model, tmp_path, every=1) as probe:
+        probe.step(1)
+        probe.step(2)
+        with torch.no_grad():
+            model.weight.add_(1.0)
+        probe.step(1)  # resumed from a checkpoint at step 1: the later record wins
+    path = tmp_path / file_name(0)
+    with path.open("ab") as fh:
+        fh.write(b'{"step":3,"format":"denpex-fingerprint/1","ra')  # killed mid-write
+    f = RankFile(path)
+    assert f.steps() == [1, 2]
+    assert any("incomplete last line" in w for w in f.warnings)
+    assert f.read(1).by_name()["weight"].norm == pytest.approx(float(model.weight.double().norm()))
+
+
+def test_not_a_fingerprint_dir_is_one_clear_error(tmp_path: Path) -> None:
+    assert not fingerprints.is_fingerprint_dir(tmp_path)
+    with pytest.raises(InputError, match="no fingerprint files"):
+        fingerprints.compare(tmp_path, tmp_path)
