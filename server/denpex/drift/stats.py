@@ -85,12 +85,3 @@ def growth_shape(times: Sequence[float], values: Sequence[float]) -> str:
     if late < 0.5 * early:
         return "saturating"
     return "linear"
-
-
-def robust_spread(values: Sequence[float]) -> tuple[float, float]:
-    """(median, MAD scaled to a normal sigma)."""
-    x = np.asarray(values, dtype=np.float64)
-    if x.size == 0:
-        return 0.0, 0.0
-    med = float(np.median(x))
-    return med, 1.4826 * float(np.median(np.abs(x - med)))

@@ -15,6 +15,8 @@ rerun, so the verdict looks at *where* the divergence sits rather than how much 
      share of the difference. Round-off spreads; a faulty matmul output column lands in one
      weight row (and the consumer's column) every step. The bar is self-calibrated on the
      tensor's first checkpoints and raised by the noise reference's own concentration.
+   - corroboration: the same channel index concentrated in two tensors at once (a faulty
+     output column j shows in its weight's row j and in the consumer's column j).
    - noise envelope (``noise`` given): the tensor is ``ENVELOPE`` times further from the
      reference than the healthy second run is at the same step.
    - peer self-calibration (no noise reference): the tensor's distance relative to the
@@ -49,6 +51,7 @@ MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
 MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
 MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
+CORROBORATED = 5.0  # same index in two tensors, both >= 5x uniform; healthy pairs stay < 3.2
 ENVELOPE = 4.0  # healthy reruns stayed within 2.4x of the noise run, per tensor and step
 PEER_FACTOR = 8.0  # healthy peer ratios moved up to 3.2x from their early value
 JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
@@ -73,7 +76,7 @@ class _Lever:
     """One tensor that left its noise floor: from which step, why, and how far."""
 
     tensor: str
-    lever: str  # "localisation" | "noise_envelope" | "peer_ratio"
+    lever: str  # localisation | corroborated_localisation | noise_envelope | peer_ratio
     onset: int
     steps: list[int]
     excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
@@ -204,6 +207,54 @@ def _share(t: TensorDiff | None, axis: str) -> float:
     if t is None:
         return 0.0
     return t.top_row_share if axis == "row" else t.top_col_share
+
+
+def _corroborated_levers(
+    steps: list[int], tracks: dict[str, list[TensorDiff | None]]
+) -> list[_Lever]:
+    """The same channel concentrated in two different tensors at once: a faulty output column
+    j of a matmul lands in its weight's row j and in the consumer's column j (or the paired
+    q/k row j). Round-off concentrations are weak and land on unrelated indices, so the bar
+    can sit far lower than for one tensor alone and needs no calibration window."""
+    # (axis length, index) -> per step: {tensor: (lift, axis, excess)}
+    groups: dict[tuple[int, int], list[dict[str, tuple[float, str, float]]]] = {}
+    for name, track in tracks.items():
+        for i, t in enumerate(track):
+            if t is None or not _localised(t):
+                continue
+            for axis, n, idx, share in _axes(t):
+                members = groups.setdefault((n, idx), [{} for _ in steps])[i]
+                lift = n * share
+                if lift > members.get(name, (0.0, "", 0.0))[0]:
+                    members[name] = (lift, axis, _excess(t, n, share))
+    out = []
+    for (n, idx), per_step in groups.items():
+        pairs = [sorted(m.items(), key=lambda kv: -kv[1][0])[:2] for m in per_step]
+        start = _runs([len(p) == 2 and p[1][1][0] >= CORROBORATED for p in pairs])
+        if start is None:
+            continue
+        at = pairs[start]
+        excess = [
+            math.sqrt(math.fsum(v[2] ** 2 for _, v in p)) if len(p) == 2 else 0.0 for p in pairs
+        ]
+        out.append(
+            _Lever(
+                tensor=at[0][0],
+                lever="corroborated_localisation",
+                onset=steps[start],
+                steps=steps,
+                excess=excess,
+                detail={
+                    "index": idx,
+                    "axis": at[0][1][1],
+                    "share": round(at[0][1][0] / n, 4),
+                    "uniform_share": round(1 / n, 6),
+                    "also": f"{at[1][0]} {at[1][1][1]} {idx}",
+                    "also_share": round(at[1][1][0] / n, 4),
+                },
+            )
+        )
+    return out
 
 
 def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) -> int | None:
@@ -405,6 +456,7 @@ def assess(
     )
 
     levers = _localisation_levers(steps, tracks, noise_tracks)
+    levers += _corroborated_levers(steps, tracks)
     if noise_tracks is not None:
         levers += _envelope_levers(steps, tracks, noise_tracks)
     else:
@@ -544,11 +596,14 @@ def _suspects(levers: list[_Lever]) -> list[dict[str, Any]]:
 
 def _describe(lv: _Lever) -> str:
     d = lv.detail
-    if lv.lever == "localisation":
-        return (
+    if lv.lever in ("localisation", "corroborated_localisation"):
+        text = (
             f"{d['axis']} {d['index']} holds {d['share']:.0%} of its difference "
             f"(uniform {d['uniform_share']:.2%})"
         )
+        if "also" in d:
+            text += f", and {d['also']} holds {d['also_share']:.0%}: the same channel"
+        return text
     if lv.lever == "noise_envelope":
         return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"
     return f"its distance relative to the other tensors grew {d['growth_over_early_ratio']:.1f}x"

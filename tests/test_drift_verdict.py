@@ -1,0 +1,220 @@
+"""The drift verdict on real training runs of the tiny model (CPU, a couple of seconds each).
+
+Comparisons are computed here in float64 straight from the state dicts, so these tests
+exercise the judging half alone; the checkpoint readers have their own tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from functools import cache
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff  # noqa: E402
+from denpex.drift.simulate import FaultSpec, simulate_replicas, simulate_run  # noqa: E402
+from denpex.drift.stats import mann_kendall  # noqa: E402
+from denpex.drift.verdict import assess, assess_replicas  # noqa: E402
+from denpex.errors import InputError  # noqa: E402
+
+STEPS = 100
+EVERY = 10
+ROUND_OFF = 0.1  # fraction of gradient elements moved by one ulp each step
+
+State = dict[str, "torch.Tensor"]
+
+
+def tensor_diff(name: str, run: torch.Tensor, ref: torch.Tensor) -> TensorDiff:
+    a, b = run.double(), ref.double()
+    sq = (a - b) ** 2
+    rows = sq.reshape(-1) if sq.dim() <= 1 else sq.reshape(sq.shape[0], -1).sum(1)
+    cols = (
+        sq.reshape(-1).sum(0, keepdim=True)
+        if sq.dim() <= 1
+        else sq.reshape(-1, sq.shape[-1]).sum(0)
+    )
+    total = float(sq.sum())
+    r, c = int(rows.argmax()), int(cols.argmax())
+    return TensorDiff(
+        name=name,
+        numel=sq.numel(),
+        diff_sq=total,
+        ref_sq=float((b * b).sum()),
+        max_abs=float((a - b).abs().max()),
+        mismatched=int((a != b).sum()),
+        rows=rows.numel(),
+        cols=cols.numel(),
+        top_row=r,
+        top_row_share=float(rows[r]) / total if total else 0.0,
+        top_col=c,
+        top_col_share=float(cols[c]) / total if total else 0.0,
+    )
+
+
+def step_diff(step: int, run: State, ref: State) -> StepDiff:
+    return StepDiff(step=step, tensors=[tensor_diff(k, run[k], ref[k]) for k in ref])
+
+
+@cache
+def trained(noise_seed: int, fault: FaultSpec | None = None) -> tuple[tuple[int, State], ...]:
+    return tuple(
+        simulate_run(
+            steps=STEPS,
+            save_every=EVERY,
+            fault=fault,
+            nondeterminism=ROUND_OFF,
+            noise_seed=noise_seed,
+        )
+    )
+
+
+def series(noise_seed: int, fault: FaultSpec | None = None) -> list[StepDiff]:
+    ref = trained(1)
+    return [
+        step_diff(s, run, r)
+        for (s, run), (_, r) in zip(trained(noise_seed, fault), ref, strict=True)
+    ]
+
+
+def noise() -> list[StepDiff]:
+    return series(2)
+
+
+PERMANENT = FaultSpec("compute", 47, target="blocks.0.mlp.fc1", index=21, eps=1e-4)
+FLIP = FaultSpec("bitflip", 64, target="blocks.1.attn.q.weight", index=5 * 32 + 9, bit=26)
+
+
+def test_same_seed_same_round_off_is_identical() -> None:
+    a = assess(series(1), run="runs/a", ref="runs/ref")
+    assert (a.verdict, a.flagged, a.onset_step, a.finding) == ("identical", False, None, None)
+
+
+def test_benign_rerun_drifts_monotonically_yet_is_not_flagged() -> None:
+    healthy = series(3)
+    # The trap: the global distance of a healthy rerun grows steadily.
+    naive = mann_kendall([s.l2 for s in healthy])
+    assert naive.tau > 0.7 and naive.p_increasing < 1e-4
+    for judged in (assess(healthy), assess(healthy, noise())):
+        assert judged.verdict == "within_noise", judged.notes
+        assert not judged.flagged and judged.finding is None and judged.onset_step is None
+        assert judged.trend["global_l2"]["p"] < 1e-4
+    # The engine says where the benign distance sits: key biases, random-walking under Adam.
+    top = assess(healthy).trend["benign_top_tensors"][0]
+    assert top["name"].endswith("attn.k.bias") and top["share_of_distance"] > 0.4
+
+
+@pytest.mark.parametrize("with_noise", [False, True], ids=["self-calibrated", "noise-ref"])
+def test_permanent_compute_fault_is_gradual_drift(with_noise: bool) -> None:
+    judged = assess(
+        series(4, PERMANENT), noise() if with_noise else None, run="runs/bad", ref="runs/ref"
+    )
+    assert judged.verdict == "gradual_drift" and judged.flagged, judged.notes
+    assert judged.onset_step is not None
+    assert PERMANENT.step <= judged.onset_step <= PERMANENT.step + EVERY
+    # Localised: the faulty fc1 output column is fc1's weight row 21 and fc2's weight column 21.
+    places = {
+        (lever.get("axis"), lever.get("index"), s["name"])
+        for s in judged.trend["suspect_tensors"]
+        for lever in s["levers"]
+    }
+    assert ("row", 21, "blocks.0.mlp.fc1.weight") in places or (
+        "col",
+        21,
+        "blocks.0.mlp.fc2.weight",
+    ) in places
+    assert judged.trend["mann_kendall"]["p"] < 0.01 and judged.trend["sen_slope_per_step"] > 0
+    assert judged.trend["shape"] in {"linear", "accelerating", "saturating"}
+    f = judged.finding
+    assert f is not None and f.id == "sdc-gradual-parameter-drift"
+    assert "denpex drift runs/bad --ref runs/ref" in f.verification
+    # Commands needing the GPU or host are left out: neither is known for a reference run.
+    assert not any("{" in c or "<gpu>" in c or "<host>" in c for c in f.verification)
+    assert f.evidence and f.evidence[0].role == "initiating"
+
+
+def test_fault_before_the_first_checkpoint_of_the_window_is_still_found() -> None:
+    early = FaultSpec("compute", 5, target="blocks.1.attn.q", index=3, eps=1e-4)
+    judged = assess(series(5, early))
+    assert judged.verdict == "gradual_drift", judged.notes
+    assert judged.onset_step is not None and judged.onset_step <= early.step + EVERY
+
+
+def test_single_bit_flip_is_a_sudden_jump() -> None:
+    judged = assess(series(6, FLIP), noise(), run="runs/flip", ref="runs/ref")
+    assert judged.verdict == "sudden_jump" and judged.flagged, judged.notes
+    assert judged.onset_step == 70  # the first checkpoint after iteration 64
+    jump = judged.trend["jump"]
+    assert jump["tensor"] == "blocks.1.attn.q.weight" and jump["between_steps"] == [60, 70]
+    assert jump["max_abs"] > 1000 * jump["max_abs_before"]
+    assert judged.finding is not None and judged.finding.id == "sdc-transient-corruption"
+
+
+def test_noise_reference_with_fewer_steps_falls_back_and_says_so() -> None:
+    partial = [s for s in noise() if s.step <= 60]
+    judged = assess(series(4, PERMANENT), partial)
+    assert judged.verdict == "gradual_drift"
+    assert any("noise reference lacks steps" in n for n in judged.notes)
+
+
+def test_no_common_step_is_an_input_error() -> None:
+    with pytest.raises(InputError):
+        assess([])
+
+
+# --- replicas --------------------------------------------------------------------------
+
+
+def _digest(state: State) -> str:
+    h = hashlib.sha256()
+    for k in sorted(state):
+        h.update(k.encode())
+        h.update(state[k].numpy().tobytes())
+    return h.hexdigest()
+
+
+def replica_series(states: Iterator[tuple[int, list[State]]]) -> list[ReplicaStep]:
+    """Each rank against the majority (the group of bitwise-equal replicas), as the compare
+    side does it."""
+    out = []
+    for step, ranks in states:
+        digests = [_digest(s) for s in ranks]
+        majority = max(set(digests), key=lambda d: (digests.count(d), -digests.index(d)))
+        ref = ranks[digests.index(majority)]
+        out.append(
+            ReplicaStep(step=step, ranks={r: step_diff(step, s, ref) for r, s in enumerate(ranks)})
+        )
+    return out
+
+
+def test_healthy_replicas_stay_bitwise_identical() -> None:
+    states = simulate_replicas(steps=60, save_every=20, nondeterminism=ROUND_OFF)
+    judged = assess_replicas(replica_series(states), run="runs/ddp")
+    assert (judged.verdict, judged.flagged, judged.faulty_rank) == ("identical", False, None)
+
+
+def test_one_faulty_replica_is_named() -> None:
+    fault = FaultSpec(
+        "replica_update", 35, target="blocks.0.attn.v.weight", index=4, eps=1e-3, rank=2
+    )
+    states = simulate_replicas(steps=80, save_every=10, fault=fault, nondeterminism=ROUND_OFF)
+    judged = assess_replicas(replica_series(states), run="runs/ddp", gpus_per_node=2)
+    assert judged.verdict == "replica_divergence" and judged.flagged, judged.notes
+    assert judged.faulty_rank == 2 and judged.onset_step == 40
+    assert judged.trend["fingerprint"] == "replicas"
+    assert judged.trend["suspect_tensors"][0]["name"] == "blocks.0.attn.v.weight"
+    assert judged.trend["suspect_tensors"][0]["top_row"] == 4
+    f = judged.finding
+    assert f is not None and f.id == "dp-replica-divergence" and f.initiating_rank == 2
+    assert f.gpu == 0  # rank 2 with two GPUs per node
+    assert "dcgmi diag -r 3 -i 0" in f.verification and "denpex replicas runs/ddp" in f.verification
+
+
+def test_replica_gpu_commands_are_left_out_when_the_gpu_is_unknown() -> None:
+    fault = FaultSpec("replica_update", 10, target="head.weight", index=0, eps=1e-2, rank=1)
+    states = simulate_replicas(steps=20, save_every=10, replicas=2, fault=fault)
+    judged = assess_replicas(replica_series(states), run="runs/ddp")
+    assert judged.faulty_rank == 1 and judged.finding is not None
+    assert not any("dcgmi" in c for c in judged.finding.verification)
