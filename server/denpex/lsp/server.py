@@ -524,6 +524,10 @@ class DenpexServer(LanguageServer):
             return
         report = outcome.report
         self.protocol.notify(DRIFT_UPDATE, {"report": report})
+        for warning in report.get("warnings", []):
+            if warning not in self.shown:  # each skipped or unreadable checkpoint once
+                self.shown.add(warning)
+                self.log_line(f"{outcome.run}: {warning}", types.MessageType.Warning)
         previous = self.drift_marks.pop(key, None)
         if previous:
             self.drift.pop(previous, None)
@@ -575,6 +579,8 @@ def create_server(check_guard: bool = False) -> DenpexServer:
     async def initialized(ls: DenpexServer, params: types.InitializedParams) -> None:
         if ls.check_guard:
             ls.guard_self_test = guard.self_test()
+        # Compile the catalog's patterns now rather than when the first log is opened.
+        asyncio.get_running_loop().run_in_executor(ls.pool, LogScanner)
         for message in ls.watcher.configure(ls.settings):
             ls.tell(message)
         for problem in ls.settings.problems:
