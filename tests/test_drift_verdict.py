@@ -7,6 +7,7 @@ exercise the judging half alone; the checkpoint readers have their own tests.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from functools import cache
 
@@ -150,6 +151,18 @@ def test_single_bit_flip_is_a_sudden_jump() -> None:
     assert jump["tensor"] == "blocks.1.attn.q.weight" and jump["between_steps"] == [60, 70]
     assert jump["max_abs"] > 1000 * jump["max_abs_before"]
     assert judged.finding is not None and judged.finding.id == "sdc-transient-corruption"
+
+
+def test_flip_that_blows_the_run_up_is_a_sudden_jump_with_json_safe_trend() -> None:
+    # Bit 30 of a small float32 multiplies it by 2**128: the next steps turn everything NaN.
+    flip = FaultSpec("bitflip", 25, target="head.weight", index=3, bit=30)
+    ref = trained(1)[:4]
+    run = simulate_run(
+        steps=40, save_every=EVERY, fault=flip, nondeterminism=ROUND_OFF, noise_seed=1
+    )
+    judged = assess([step_diff(s, a, b) for (s, a), (_, b) in zip(run, ref, strict=True)])
+    assert (judged.verdict, judged.onset_step) == ("sudden_jump", 30), judged.notes
+    json.dumps(judged.trend, allow_nan=False)
 
 
 def test_noise_reference_with_fewer_steps_falls_back_and_says_so() -> None:

@@ -31,8 +31,10 @@ def mann_kendall(values: Sequence[float]) -> MannKendall:
 
     Ties (common: a tensor stays bit-identical for several checkpoints) shrink the variance
     by sum t(t-1)(2t+5)/18 over tie groups of size t, and tau-b divides by the untied pairs.
+    Non-finite values (a NaN checkpoint) carry no order and are left out.
     """
     x = np.asarray(values, dtype=np.float64)
+    x = x[np.isfinite(x)]
     n = int(x.size)
     if n < 2:
         return MannKendall(n, 0, 0.0, 0.0, 0.0, 1.0, 1.0)
@@ -58,6 +60,8 @@ def sen_slope(times: Sequence[float], values: Sequence[float]) -> float:
     x = np.asarray(values, dtype=np.float64)
     if t.size != x.size:
         raise ValueError("times and values differ in length")
+    keep = np.isfinite(t) & np.isfinite(x)
+    t, x = t[keep], x[keep]
     if t.size < 2:
         return 0.0
     i, j = np.triu_indices(t.size, k=1)

@@ -78,7 +78,6 @@ class _Lever:
     tensor: str
     lever: str  # localisation | corroborated_localisation | noise_envelope | peer_ratio
     onset: int
-    steps: list[int]
     excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
     detail: dict[str, Any]
 
@@ -188,7 +187,6 @@ def _localisation_levers(
                     tensor=name,
                     lever="localisation",
                     onset=steps[start],
-                    steps=steps,
                     excess=excess,
                     detail={
                         "axis": axis,
@@ -242,7 +240,6 @@ def _corroborated_levers(
                 tensor=at[0][0],
                 lever="corroborated_localisation",
                 onset=steps[start],
-                steps=steps,
                 excess=excess,
                 detail={
                     "index": idx,
@@ -297,7 +294,6 @@ def _envelope_levers(
                 tensor=name,
                 lever="noise_envelope",
                 onset=steps[start],
-                steps=steps,
                 excess=excess,
                 detail={"ratio_to_noise": round(max(ratios[start:]), 2), "envelope": ENVELOPE},
             )
@@ -341,7 +337,6 @@ def _peer_levers(steps: list[int], tracks: dict[str, list[TensorDiff | None]]) -
                 tensor=name,
                 lever="peer_ratio",
                 onset=steps[start],
-                steps=steps,
                 excess=excess,
                 detail={"growth_over_early_ratio": round(math.exp(max(known) - early), 2)},
             )
@@ -358,6 +353,12 @@ def _jumps(steps: list[int], tracks: dict[str, list[TensorDiff | None]]) -> list
             prev = track[i - 1] if i > 0 else None
             rms = math.sqrt(t.ref_sq / t.numel)
             before = prev.max_abs if prev is not None else 0.0
+            if not (math.isfinite(t.diff_sq) and math.isfinite(t.max_abs)):
+                # A value turned NaN/Inf: an exponent bit flipped, or worse. Never gradual.
+                out.append(
+                    _Jump(name, steps[i], steps[i - 1] if i else None, math.inf, before, rms)
+                )
+                break
             added = t.diff_sq - (prev.diff_sq if prev is not None else 0.0)
             if (
                 t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
@@ -365,7 +366,8 @@ def _jumps(steps: list[int], tracks: dict[str, list[TensorDiff | None]]) -> list
                 and t.max_abs**2 >= JUMP_SINGLE * added
             ):
                 later = [u.max_abs for u in track[i + 1 :] if u is not None]
-                if all(m <= JUMP_SETTLE * t.max_abs for m in later):
+                # A run that blows up to NaN afterwards is still a one-off corruption.
+                if all(m <= JUMP_SETTLE * t.max_abs or not math.isfinite(m) for m in later):
                     out.append(
                         _Jump(name, steps[i], steps[i - 1] if i else None, t.max_abs, before, rms)
                     )
@@ -549,19 +551,22 @@ def _sudden(
 ) -> Assessment:
     trend["shape"] = "step"
     trend["onset_step"] = jump.step
+    finite = math.isfinite(jump.max_abs)
     trend["jump"] = {
         "tensor": jump.tensor,
         "between_steps": [jump.previous_step, jump.step],
-        "max_abs": jump.max_abs,
+        "max_abs": jump.max_abs if finite else None,  # JSON has no Infinity
+        "non_finite": not finite,
         "max_abs_before": jump.before,
         "tensor_rms": jump.rms,
     }
     after = len([lv for lv in levers if lv.onset >= jump.step])
+    moved = f"one element moved by {jump.max_abs:.3g}" if finite else "values became NaN/Inf"
     text = (
-        f"{jump.tensor}: one element moved by {jump.max_abs:.3g} (tensor RMS {jump.rms:.3g}, "
+        f"{jump.tensor}: {moved} (tensor RMS {jump.rms:.3g}, "
         f"largest difference before {jump.before:.3g}) between steps "
-        f"{jump.previous_step if jump.previous_step is not None else 'start'} and {jump.step}, "
-        "and did not keep growing"
+        f"{jump.previous_step if jump.previous_step is not None else 'start'} and {jump.step}"
+        + (", and did not keep growing" if finite else "")
     )
     notes.append(text)
     if after:
