@@ -1,8 +1,40 @@
-"""Placeholder: replaced by the module's owner."""
+"""`denpex diagnose LOG... [--json]`: which failure, which rank started it, what to do."""
+
+from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+from denpex.diagnosis import LogScanner, diagnose_paths
+from denpex.diagnosis.report import format_report
+from denpex.errors import InputError
+from denpex.finding import diagnosis_json
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    p = sub.add_parser("diagnose", help="(not yet built)")
-    p.set_defaults(func=lambda args: 2)
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "diagnose",
+        help="diagnose training logs: failure, initiating rank, collateral ranks, fix",
+        description="Read one or more logs of one job (per-rank files, a slurm .out, a "
+        "torchrun log; '-' for stdin) and report the failure, the rank that started it, "
+        "the ranks that only reported it, the fix and commands that verify it. "
+        "Exit code 0: no failure found, 1: a failure found, 2: bad usage or input.",
+    )
+    p.add_argument("logs", nargs="+", metavar="LOG", help="log file, or '-' for stdin")
+    p.add_argument("--json", action="store_true", help="output shared-schema/diagnosis.schema.json")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    scanner = LogScanner()
+    findings = diagnose_paths(args.logs, scanner)
+    for notice in scanner.notices:
+        sys.stderr.write(f"denpex: {notice}\n")
+    if len(scanner.notices) == len(args.logs):
+        raise InputError("no text log to diagnose (every input was skipped)")
+    if args.json:
+        sys.stdout.write(json.dumps(diagnosis_json(findings), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(format_report(findings))
+    return 1 if findings else 0

@@ -1,0 +1,202 @@
+"""Benchmark `denpex diagnose` against `grep -E` over the catalog's own patterns.
+
+Generates a healthy multi-rank training log (torchrun --tee prefixes, Megatron-DeepSpeed
+style iteration and timer lines, NCCL init, tqdm bars with ANSI colours, warnings,
+checkpoint saves) with one failure near the end: a CUDA OOM on rank 5 followed by watchdog
+timeouts on the other ranks. Then reports side by side: denpex throughput (the real CLI in
+a subprocess), grep -E throughput with every catalog signal pattern (group names stripped),
+their ratio, and the peak RSS of the denpex process.
+
+    python bench/bench_diagnose.py            # 1 GB
+    python bench/bench_diagnose.py --size-mb 200 --keep /tmp/bench.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RANKS = 8
+# Relative to the repository, so the bench runs from a checkout without installing.
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_log(path: Path, size: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    written = 0
+    step = 0
+    loss = 10.5
+    clock = 1_714_564_800  # seconds; only formatted below
+
+    def stamp(t: float) -> str:
+        s = int(t) % 86400
+        return f"2024-05-01 {s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d},{int(t * 1000) % 1000:03d}"
+
+    with path.open("w", encoding="utf-8") as out:
+        # NCCL initialisation, as each rank prints it once.
+        for r in range(RANKS):
+            pid = 41000 + r
+            for ch in range(24):
+                out.write(
+                    f"[default{r}]:node-a:{pid}:{pid + 90} [{r}] NCCL INFO Channel {ch:02d}/24 : "
+                    f"{r}[{r}] -> {(r + 1) % RANKS}[{(r + 1) % RANKS}] via P2P/CUMEM/read\n"
+                )
+            out.write(
+                f"[default{r}]:node-a:{pid}:{pid + 90} [{r}] NCCL INFO comm 0x5581c0de rank {r} "
+                f"nranks {RANKS} cudaDev {r} nvmlDev {r} busId {0x18 + r * 0x10:x}000 "
+                f"commId 0x6e2f4a1b9c3d7e55 - Init COMPLETE\n"
+            )
+        while written < size:
+            step += 1
+            clock += 0.41
+            loss = max(1.9, loss * 0.9993) + rng.random() * 0.03
+            t = stamp(clock)
+            lines = [
+                f"[default0]: iteration {step:8d}/ 500000 | consumed samples: {step * 512:12d} | "
+                f"elapsed time per iteration (ms): {405 + rng.random() * 20:.1f} | learning rate: "
+                f"3.000E-04 | global batch size:   512 | lm loss: {loss:.6E} | loss scale: 1.0 | "
+                f"grad norm: {0.6 + rng.random() * 0.5:.3f} | number of skipped iterations:   0 | "
+                f"number of nan iterations:   0 |\n"
+            ]
+            for r in range(RANKS):
+                lines.append(
+                    f"[default{r}]:[{t}] [INFO] [timer.py:260:stop] epoch=0/micro_step={step}/"
+                    f"global_step={step}, RunningAvgSamplesPerSec={210 + rng.random():.4f}, "
+                    f"CurrSamplesPerSec={209 + rng.random() * 3:.4f}, MemAllocated=41.2GB, "
+                    f"MaxMemAllocated=52.8GB\n"
+                )
+            if step % 10 == 0:
+                lines.extend(
+                    f"[default{r}]:[{t}] [INFO] [logging.py:96:log_dist] [Rank {r}] step={step}, "
+                    f"skipped=0, lr=[0.0003], mom=[(0.9, 0.95)]\n"
+                    for r in range(RANKS)
+                )
+            if step % 100 == 0:
+                bar = "".join(
+                    f"\r\x1b[32mValidation\x1b[0m: {p:3d}%|{'█' * (p // 10)}{' ' * (10 - p // 10)}| "
+                    f"{p}/100 [00:{p // 4:02d}<00:{(100 - p) // 4:02d}, 4.02it/s]"
+                    for p in range(0, 101, 20)
+                )
+                lines.append(f"[default0]:{bar}\n")
+                lines.append(
+                    f"[default0]:[{t}] [INFO] validation loss at iteration {step} | lm loss value: {loss + 0.05:.6E} | lm loss PPL: {2.7**loss:.4f} |\n"
+                )
+            if step % 500 == 0:
+                lines.extend(
+                    f"[default{r}]:/opt/conda/lib/python3.11/site-packages/torch/utils/checkpoint.py:"
+                    f"295: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be "
+                    f"passed explicitly.\n"
+                    for r in range(RANKS)
+                )
+            if step % 2000 == 0:
+                lines.append(
+                    f"[default0]:[{t}] [INFO] saving checkpoint at iteration {step:8d} to /ckpt/run-42\n"
+                )
+                lines.append(
+                    f"[default0]:[{t}] [INFO] successfully saved checkpoint at iteration {step:8d} to /ckpt/run-42\n"
+                )
+            chunk = "".join(lines)
+            out.write(chunk)
+            written += len(chunk.encode("utf-8"))
+        clock += 3
+        t = stamp(clock)
+        out.write(
+            f"[default5]:[{t}] Traceback (most recent call last):\n"
+            f'[default5]:  File "/workspace/pretrain_gpt.py", line 412, in <module>\n'
+            f"[default5]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. "
+            f"GPU 5 has a total capacity of 79.15 GiB of which 2.31 GiB is free. Of the allocated "
+            f"memory 71.02 GiB is allocated by PyTorch, and 3.12 GiB is reserved by PyTorch but "
+            f"unallocated.\n"
+        )
+        t = stamp(clock + 600)
+        for r in range(RANKS):
+            if r != 5:
+                out.write(
+                    f"[default{r}]:[rank{r}]:[E501 {t[11:19]}.114000 ProcessGroupNCCL.cpp:616] "
+                    f"[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum="
+                    f"{step * 3}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+                    f"for 600050 milliseconds before timing out.\n"
+                )
+
+
+def grep_patterns() -> list[str]:
+    sys.path.insert(0, str(REPO / "server"))
+    from denpex import catalog
+
+    return [
+        re.sub(r"\(\?P<\w+>", "(", sig["pattern"])
+        for entry in catalog.entries().values()
+        for sig in entry["signals"]
+    ]
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str, int]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, proc.stdout, proc.returncode
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument("--keep", type=Path, help="write the log here and keep it")
+    args = ap.parse_args(argv)
+    if shutil.which("grep") is None:
+        print("grep not found; nothing to compare against", file=sys.stderr)
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix="denpex-bench-"))
+    try:
+        log = args.keep or workdir / "job.log"
+        t0 = time.perf_counter()
+        write_log(log, args.size_mb << 20)
+        size = log.stat().st_size
+        print(
+            f"log: {size / 1e6:.0f} MB, {RANKS} ranks, generated in {time.perf_counter() - t0:.0f} s"
+        )
+        patterns = workdir / "patterns.txt"
+        patterns.write_text("\n".join(grep_patterns()) + "\n", encoding="utf-8")
+
+        denpex = [sys.executable, "-m", "denpex", "diagnose", "--json", str(log)]
+        env = {**os.environ, "PYTHONPATH": str(REPO / "server")}
+        d_time, d_out, d_rc = timed(denpex, env)
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        found = re.findall(r'"id": "([a-z0-9-]+)"', d_out)[:1]
+        init = re.search(r'"initiating_rank": (\w+)', d_out)
+        results = [
+            (
+                "denpex diagnose",
+                d_time,
+                f"rc={d_rc} root={found} initiating={init and init.group(1)}",
+            )
+        ]
+        for locale in ("C", os.environ.get("LC_ALL") or os.environ.get("LANG") or "C.UTF-8"):
+            g_env = {**os.environ, "LC_ALL": locale}
+            g_time, g_out, g_rc = timed(["grep", "-E", "-c", "-f", str(patterns), str(log)], g_env)
+            results.append(
+                (f"grep -E -c (LC_ALL={locale})", g_time, f"{g_out.strip()} lines matched")
+            )
+            if locale == "C":
+                grep_c = g_time
+        print(f"{'tool':34s} {'seconds':>8s} {'MB/s':>8s}  notes")
+        for name, secs, note in results:
+            print(f"{name:34s} {secs:8.2f} {size / 1e6 / secs:8.1f}  {note}")
+        ratio = (size / d_time) / (size / grep_c)
+        print(f"denpex / grep -E (LC_ALL=C) throughput: {ratio:.2f}  (target >= 0.5)")
+        print(f"denpex peak RSS: {rss_mb:.0f} MB  (target < 300 MB)")
+        print(f"catalog patterns given to grep: {len(grep_patterns())}")
+        return 0 if d_rc == 1 else 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,329 @@
+"""Initiating versus collateral: which rank started the failure, which only reported it.
+
+Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split and the field notes):
+- The root is the earliest *initiating* hit (timestamps when both lines have one, else order
+  of arrival). Collateral reports (watchdog timeouts, dump signals, ChildFailedError
+  summaries, "may be asynchronously reported" follow-ups) never replace it.
+- Within one incident (same rank, close in time) the most specific entry names it, so a
+  generic "Traceback" printed just before a CUDA OOM does not win over the OOM.
+- An entry whose hits all come later and from other ranks is the cascade: its ranks become
+  collateral of the root. An entry on the root's rank, or of unknown rank, stays a finding
+  of its own, after the root.
+- With only collateral evidence the finding says so: no initiating rank, the collateral
+  ranks, and suspects (ranks named by a desync report, ranks that never enqueued the
+  collective the others wait on, ranks missing from an otherwise complete set of reports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from denpex import catalog
+from denpex.diagnosis.context import Topology
+from denpex.diagnosis.matcher import CompiledCatalog
+from denpex.diagnosis.store import Hit, SignalRecord
+from denpex.finding import Evidence, Finding, Role, compress_ranks
+
+INCIDENT_SECONDS = 120.0
+INCIDENT_LINES = 200
+EVIDENCE_LIMIT = 12
+
+
+@dataclass
+class _Entry:
+    id: str
+    records: list[SignalRecord]
+    initiating: list[SignalRecord] = field(default_factory=list)
+
+    @property
+    def first_initiating(self) -> Hit | None:
+        hits = [r.first for r in self.initiating if r.first is not None]
+        return _earliest(hits)
+
+    @property
+    def weight(self) -> float:
+        return max(r.signal.weight for r in (self.initiating or self.records))
+
+    @property
+    def ranks(self) -> set[int]:
+        return set().union(*(r.ranks for r in self.records))
+
+
+def build_findings(
+    cat: CompiledCatalog, records: dict[int, SignalRecord], topo: Topology
+) -> list[Finding]:
+    fired = _fired_entries(cat, records)
+    if not fired:
+        return []
+    initiating = [e for e in fired if e.initiating]
+    if not initiating:
+        return [_collateral_only(cat, fired, topo)]
+    root_hit = _earliest([e.first_initiating for e in initiating if e.first_initiating])
+    assert root_hit is not None
+    root_rank, suspects = _subjects(root_hit, topo)
+    root = max(
+        (e for e in initiating if _same_incident(e, root_hit, root_rank)),
+        key=lambda e: e.weight,
+    )
+    folded: list[_Entry] = []
+    separate: list[_Entry] = []
+    for entry in fired:
+        if entry is root:
+            continue
+        if not entry.initiating or _same_incident(entry, root_hit, root_rank):
+            folded.append(entry)
+        elif root_rank is not None and root_rank not in entry.ranks and entry.ranks:
+            folded.append(entry)  # the cascade: later, and on other ranks
+        else:
+            separate.append(entry)
+    root_first = root.first_initiating if root.first_initiating else root_hit
+    findings = [_finding(cat, root, root_first, root_rank, suspects, folded, topo)]
+    separate.sort(key=lambda e: e.first_initiating.seq if e.first_initiating else 0)
+    for entry in separate:
+        hit = entry.first_initiating
+        assert hit is not None
+        rank, extra = _subjects(hit, topo)
+        findings.append(_finding(cat, entry, hit, rank, extra, [], topo))
+    return findings
+
+
+def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> list[_Entry]:
+    by_entry: dict[str, list[SignalRecord]] = {}
+    for record in records.values():
+        by_entry.setdefault(record.signal.entry_id, []).append(record)
+    out = []
+    for entry_id, recs in by_entry.items():
+        if not any(r.signal.role != "context" for r in recs):
+            continue
+        if not _conditions_hold(cat.conditions.get(entry_id, []), recs):
+            continue
+        e = _Entry(entry_id, recs)
+        e.initiating = [r for r in recs if r.signal.role == "initiating" and r.first]
+        out.append(e)
+    return out
+
+
+def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecord]) -> bool:
+    count = {r.signal.name: r.count for r in recs}
+    for cond in conditions:
+        kind = cond["kind"]
+        if kind == "requires":
+            names = cond["signals"]
+            assert isinstance(names, list)
+            if not all(count.get(n, 0) > 0 for n in names):
+                return False
+        elif kind == "min_count":
+            needed = cond["count"]
+            assert isinstance(needed, int)
+            if count.get(str(cond["signal"]), 0) < needed:
+                return False
+        elif kind == "value_jump" and count.get(str(cond["signal"]), 0) == 0:
+            return False  # value signals are only recorded where they jump
+    return True
+
+
+def _earliest(hits: list[Hit | None]) -> Hit | None:
+    best: Hit | None = None
+    for hit in hits:
+        if hit is not None and (best is None or hit.before(best)):
+            best = hit
+    return best
+
+
+def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int]]:
+    """(the rank a hit accuses, suspects): a desync report names the culprits, not its writer."""
+    listed = hit.groups.get("ranks")
+    if listed:
+        ranks = sorted({int(r) for r in listed.replace(",", " ").split() if r.isdigit()})
+        if len(ranks) == 1:
+            return ranks[0], []
+        return None, ranks
+    rank = hit.rank
+    if rank is None and "bus" in hit.facts:
+        host = hit.facts.get("host")
+        _gpu, rank = topo.resolve_bus(
+            host if isinstance(host, str) else None, str(hit.facts["bus"])
+        )
+    return rank, []
+
+
+def _same_incident(entry: _Entry, root_hit: Hit, root_rank: int | None) -> bool:
+    """Does ``entry`` have an initiating hit on the root's rank, close to the root hit?"""
+    for record in entry.initiating:
+        candidates = (
+            [record.first_by_rank[root_rank]]
+            if root_rank is not None and root_rank in record.first_by_rank
+            else [record.first]
+            if record.first is not None and record.first.rank is None
+            else []
+        )
+        for hit in candidates:
+            if hit.ts is not None and root_hit.ts is not None:
+                if abs(hit.ts - root_hit.ts) <= INCIDENT_SECONDS:
+                    return True
+            elif hit.source == root_hit.source and abs(hit.line - root_hit.line) <= INCIDENT_LINES:
+                return True
+    return False
+
+
+def _place(rank: int | None, hit: Hit, topo: Topology) -> tuple[str | None, int | None, int | None]:
+    """(host, gpu, pid) of the initiating rank, from the line itself, then the topology."""
+    facts = hit.facts
+    host = facts.get("host") if isinstance(facts.get("host"), str) else None
+    gpu = facts.get("gpu") if isinstance(facts.get("gpu"), int) else None
+    pid = facts.get("pid") if isinstance(facts.get("pid"), int) else None
+    groups = hit.groups
+    if host is None and groups.get("host"):
+        host = groups["host"]
+    if gpu is None and groups.get("gpu", "").isdigit():
+        gpu = int(groups["gpu"])
+    if pid is None and groups.get("pid", "").isdigit():
+        pid = int(groups["pid"])
+    if "bus" in facts and gpu is None:
+        gpu, _ = topo.resolve_bus(host, str(facts["bus"]))
+    if rank is not None:
+        host = host or topo.rank_host.get(rank)
+        gpu = gpu if gpu is not None else topo.rank_gpu.get(rank)
+        pid = pid if pid is not None else topo.rank_pid.get(rank)
+    return host, gpu, pid
+
+
+def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) -> Finding:
+    main = max(fired, key=lambda e: (e.weight, sum(r.count for r in e.records)))
+    others = [e for e in fired if e is not main]
+    reporting = set().union(*(e.ranks for e in fired))
+    suspects: set[int] = set()
+    for e in fired:
+        for r in e.records:
+            suspects |= r.listed_ranks
+    # A rank whose last enqueued collective is below the one the others wait on never joined.
+    waiting_on = max(
+        (s for e in fired for r in e.records for s in r.seq_by_rank.values()), default=0
+    )
+    for rank, (enqueued, _done) in topo.progress.items():
+        if waiting_on and enqueued < waiting_on:
+            suspects.add(rank)
+    world = topo.world_size or (max(topo.ranks_seen) + 1 if topo.ranks_seen else 0)
+    if world and len(reporting) * 2 >= world:
+        missing = set(range(world)) - reporting
+        if 0 < len(missing) <= max(1, world // 4):
+            suspects |= missing
+    if not suspects and topo.root_cause_hint is not None:
+        suspects.add(topo.root_cause_hint)
+    first = _earliest([r.first for e in fired for r in e.records])
+    assert first is not None
+    return _finding(cat, main, first, None, sorted(suspects), others, topo)
+
+
+def _finding(
+    cat: CompiledCatalog,
+    entry: _Entry,
+    first: Hit,
+    rank: int | None,
+    suspects: list[int],
+    folded: list[_Entry],
+    topo: Topology,
+) -> Finding:
+    spec = cat.entries[entry.id]
+    host, gpu, pid = _place(rank, first, topo)
+    all_ranks = entry.ranks.union(*(e.ranks for e in folded))
+    collateral = (
+        sorted(all_ranks - {rank} - set(suspects))
+        if rank is not None
+        else sorted(all_ranks - set(suspects))
+    )
+    evidence = _evidence(entry, folded, rank, first)
+    values: dict[str, object] = {
+        "rank": rank,
+        "host": host,
+        "gpu": gpu,
+        "pid": pid,
+        "log": first.source,
+        "step": first.groups.get("step"),
+    }
+    if rank is None and len(suspects) == 1:
+        values["rank"] = suspects[0]
+    return Finding(
+        id=entry.id,
+        title=spec["title"],
+        category=spec["category"],
+        confidence=_confidence(entry, rank, suspects, folded),
+        initiating_rank=rank,
+        collateral_ranks=collateral,
+        suspect_ranks=sorted(suspects),
+        host=host,
+        gpu=gpu,
+        evidence=evidence,
+        root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects),
+        fix="\n".join(f"{i}. {step}" for i, step in enumerate(spec["fix"], 1)),
+        verification=catalog.verification_commands(spec, values),
+        related=list(spec.get("related", [])),
+    )
+
+
+def _confidence(
+    entry: _Entry, rank: int | None, suspects: list[int], folded: list[_Entry]
+) -> float:
+    if entry.initiating:
+        score = 0.45 + 0.4 * entry.weight + (0.1 if rank is not None else 0.0)
+        score += 0.05 if folded else 0.0
+    else:
+        score = 0.25 + 0.3 * entry.weight + (0.1 if suspects else 0.0)
+    return round(min(score, 0.98), 2)
+
+
+def _evidence(entry: _Entry, folded: list[_Entry], rank: int | None, first: Hit) -> list[Evidence]:
+    picked: list[tuple[Hit, Role]] = [(first, first.signal.role)]
+    seen = {(first.source, first.line, first.signal.key)}
+
+    def take(record: SignalRecord, role: Role, per_message: int) -> None:
+        for group in record.messages.values():
+            for hit in group.examples[:per_message]:
+                if (hit.source, hit.line, hit.signal.key) not in seen:
+                    seen.add((hit.source, hit.line, hit.signal.key))
+                    picked.append((hit, role))
+
+    for record in entry.records:
+        take(record, record.signal.role, 2)
+    for other in folded:
+        for record in other.records:
+            role: Role = "context" if record.signal.role == "context" else "collateral"
+            if record.signal.role == "initiating" and rank is not None and record.ranks == {rank}:
+                role = "context"  # a follow-up on the same rank
+            take(record, role, 1)
+    # Keep the initiating lines, then as many others as fit, shown in time order.
+    picked.sort(key=lambda item: (item[1] != "initiating", _when(item[0])))
+    kept = sorted(picked[:EVIDENCE_LIMIT], key=lambda item: _when(item[0]))
+    return [Evidence(h.source, h.line, h.text, h.rank, role) for h, role in kept]
+
+
+def _when(hit: Hit) -> tuple[float, int]:
+    return (hit.ts if hit.ts is not None else float("inf"), hit.seq)
+
+
+def _story(
+    spec: catalog.Entry,
+    entry: _Entry,
+    first: Hit,
+    rank: int | None,
+    host: str | None,
+    gpu: int | None,
+    collateral: list[int],
+    suspects: list[int],
+) -> str:
+    where = f"{first.source}:{first.line}"
+    place = ", ".join(p for p in (host and f"host {host}", gpu is not None and f"GPU {gpu}") if p)
+    if entry.initiating and rank is not None:
+        who = f"Rank {rank}" + (f" ({place})" if place else "")
+        story = f"{who} failed first ({where})."
+    elif entry.initiating:
+        story = f"First seen at {where}" + (f" ({place})" if place else "") + "."
+        if suspects:
+            story += f" The log names ranks {compress_ranks(suspects)}."
+    else:
+        story = f"Only downstream reports were found (first at {where}); no line shows the failure itself."
+        if suspects:
+            story += f" Suspect ranks: {compress_ranks(suspects)}."
+    if collateral:
+        story += f" Ranks {compress_ranks(collateral)} only reported the fallout."
+    return f"{story} {spec['quick_answer']}"

@@ -1,0 +1,76 @@
+"""Bounded streaming of log bytes: whole-line blocks, overlong lines cut, text cleaned.
+
+The scanner works on multi-megabyte blocks of complete lines so that healthy lines never
+reach Python code one by one (see matcher.py). Everything here keeps memory bounded:
+a line longer than ``MAX_LINE`` bytes is cut to its head and the rest is skipped while
+streaming, so a 500 MB single line costs no more memory than a short one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import BinaryIO
+
+BLOCK_SIZE = 4 << 20
+# Longest line head we keep. Real log lines are < 4 KiB; a longer one is a dump (a tensor
+# printout, a base64 blob) whose head is what matters.
+MAX_LINE = 64 << 10
+# A NUL byte in the first KiBs means the file is not a text log (a checkpoint, a core dump).
+_BINARY_PROBE = 8 << 10
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\x00" in head[:_BINARY_PROBE]
+
+
+def iter_blocks(
+    stream: BinaryIO, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
+) -> Iterator[bytes]:
+    """Yield blocks that hold only complete lines, each ending in b"\\n".
+
+    A line longer than ``max_line`` is yielded as its first ``max_line`` bytes plus a newline
+    and the rest of it is read and dropped chunk by chunk, never accumulated.
+    """
+    carry = b""
+    skipping = False  # inside the dropped tail of an overlong line
+    while True:
+        chunk = stream.read(block_size)
+        if not chunk:
+            break
+        if skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                continue
+            chunk = chunk[nl + 1 :]
+            skipping = False
+        data = carry + chunk if carry else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > max_line:
+                yield data[:max_line] + b"\n"
+                carry, skipping = b"", True
+            else:
+                carry = data
+            continue
+        block, carry = data[: cut + 1], data[cut + 1 :]
+        if len(carry) > max_line:
+            block += carry[:max_line] + b"\n"
+            carry, skipping = b"", True
+        yield block
+    if carry:
+        yield carry + b"\n"
+
+
+def visible_segments(raw: bytes) -> list[str]:
+    """What a terminal would have shown for one raw line: decoded, colours removed, and split
+    on carriage returns (tqdm redraws its bar with "\\r", and an error printed after a bar
+    shares the bar's line)."""
+    text = raw.decode("utf-8", "replace")
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" not in text:
+        return [text.rstrip()]
+    return [seg.rstrip() for seg in text.split("\r") if seg.strip()]

@@ -1,0 +1,179 @@
+"""Required literals of a regex: strings at least one of which every match must contain.
+
+This is what lets the scanner skip healthy lines in C: a line that contains none of a
+signal's required literals cannot match the signal, so only lines holding one of them are
+ever decoded and matched (the same idea as grep's "must" strings).
+"""
+
+from __future__ import annotations
+
+import re
+
+try:  # Python >= 3.11
+    from re import _constants as sre_constants  # type: ignore[attr-defined]
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+LITERAL = sre_constants.LITERAL
+SUBPATTERN = sre_constants.SUBPATTERN
+BRANCH = sre_constants.BRANCH
+MAX_REPEAT = sre_constants.MAX_REPEAT
+MIN_REPEAT = sre_constants.MIN_REPEAT
+IGNORECASE = sre_constants.SRE_FLAG_IGNORECASE
+
+Cover = list[str]  # every match contains at least one of these strings
+
+
+def required_covers(pattern: str) -> list[Cover]:
+    """The alternative covers of ``pattern`` at its top level (each on its own is enough),
+    empty when no literal is required (e.g. ``\\d+``). Literals come as written; case folding
+    is the caller's business (lower-case them and screen lower-cased text)."""
+    parsed = sre_parse.parse(pattern)
+    return _candidates(list(parsed))
+
+
+def _score(cover: Cover) -> tuple[int, int]:
+    # Prefer covers whose weakest string is longest (fewer accidental hits), then fewer strings.
+    return (min(len(s) for s in cover), -len(cover))
+
+
+def _best(candidates: list[Cover]) -> Cover | None:
+    return max(candidates, key=_score) if candidates else None
+
+
+def _cover(items: list[tuple[object, object]]) -> Cover | None:
+    return _best(_candidates(items))
+
+
+def _candidates(items: list[tuple[object, object]]) -> list[Cover]:
+    candidates: list[Cover] = []
+    run: list[str] = []
+    for op, av in items:
+        if op is LITERAL:
+            run.append(chr(av))  # type: ignore[call-overload]
+            continue
+        if run:
+            candidates.append(["".join(run)])
+            run = []
+        sub = _item_cover(op, av)
+        if sub:
+            candidates.append(sub)
+    if run:
+        candidates.append(["".join(run)])
+    return [c for c in candidates if min(len(s) for s in c) >= 3]
+
+
+def _item_cover(op: object, av: object) -> Cover | None:
+    if op is SUBPATTERN:
+        _group, add_flags, del_flags, sub = av  # type: ignore[misc]
+        if (add_flags & IGNORECASE) or (del_flags & IGNORECASE):
+            return None
+        return _cover(list(sub))
+    if op is BRANCH:
+        _, branches = av  # type: ignore[misc]
+        union: Cover = []
+        for branch in branches:
+            c = _cover(list(branch))
+            if c is None:
+                return None
+            union.extend(c)
+        return sorted(set(union))
+    if op in (MAX_REPEAT, MIN_REPEAT):
+        lo, _hi, sub = av  # type: ignore[misc]
+        return _cover(list(sub)) if lo >= 1 else None
+    return None
+
+
+_TOKEN = re.compile(
+    r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(|\)|[*+?]|\{\d*(?:,\d*)?\}|\||[^\\\[()*+?{|]"
+)
+
+
+def literal_suffix(pattern: str) -> str | None:
+    """``pattern`` cut to start at its longest top-level run of literal characters, or None.
+
+    The result matches wherever ``pattern`` does (it is the pattern minus a prefix), and
+    starts with a literal, which CPython searches for fast. It may match more (what the cut
+    prefix excluded), so its matches are candidates to confirm with the full pattern.
+    """
+    tokens = _TOKEN.findall(pattern)
+    depth = 0
+    top: list[tuple[int, str]] = []  # (index into tokens, token) at depth 0
+    for i, tok in enumerate(tokens):
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth -= 1
+        elif depth == 0:
+            if tok == "|":
+                return None  # a top-level alternation has no common run
+            top.append((i, tok))
+    best: tuple[int, int] = (0, -1)  # (length, start token index)
+    run_start, run_len = -1, 0
+    for pos, (i, tok) in enumerate(top):
+        literal = _is_literal(tok) and not _quantified(tokens, i)
+        contiguous = pos > 0 and top[pos - 1][0] == i - 1
+        if literal:
+            if run_len and contiguous:
+                run_len += 1
+            else:
+                run_start, run_len = i, 1
+            if run_len > best[0]:
+                best = (run_len, run_start)
+        else:
+            run_len = 0
+    length, start = best
+    if length < 3:
+        return None
+    return "".join(tokens[start:])
+
+
+def _is_literal(tok: str) -> bool:
+    if tok.startswith("\\"):
+        return len(tok) == 2 and not tok[1].isalnum()
+    return len(tok) == 1 and tok not in ".^$*+?|()"
+
+
+def _quantified(tokens: list[str], i: int) -> bool:
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+    return nxt in ("*", "+", "?") or nxt.startswith("{")
+
+
+def top_level_branches(pattern: str) -> list[str]:
+    """``a|b(c|d)`` -> ["a", "b(c|d)"]: the alternatives a match must take one of. A pattern
+    that is one group, ``(a|b)``, is the alternatives inside it."""
+    tokens = _TOKEN.findall(pattern)
+    inner = _sole_group(tokens)
+    if inner is not None:
+        return top_level_branches(inner)
+    branches: list[str] = [""]
+    depth = 0
+    for tok in tokens:
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth -= 1
+        if tok == "|" and depth == 0:
+            branches.append("")
+        else:
+            branches[-1] += tok
+    return branches
+
+
+def _sole_group(tokens: list[str]) -> str | None:
+    """The inside of a pattern that is exactly one unquantified group, else None."""
+    if len(tokens) < 2 or tokens[0] != "(" or tokens[-1] != ")":
+        return None
+    depth = 0
+    for i, tok in enumerate(tokens):
+        depth += tok == "("
+        depth -= tok == ")"
+        if depth == 0 and i < len(tokens) - 1:
+            return None  # the first group closes before the end
+    inner = "".join(tokens[1:-1])
+    for opener in ("?:", "?P<"):
+        if inner.startswith(opener):
+            return inner[inner.index(">") + 1 :] if opener == "?P<" else inner[2:]
+    return None if inner.startswith("?") else inner

@@ -1,0 +1,196 @@
+"""The catalog's signals, compiled once: screening anchors, line regexes, value series.
+
+A signal named by a ``value_jump`` condition (a loss or grad-norm reading) matches almost
+every step line of a healthy run, so it is not screened line by line: the scanner pulls
+all its values out of a block with one ``findall`` and only looks closer when the block
+holds a jump (see values.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from denpex import catalog
+from denpex.diagnosis.literals import literal_suffix, required_covers, top_level_branches
+from denpex.diagnosis.screen import Screen
+from denpex.finding import Role
+
+
+@dataclass(frozen=True)
+class Signal:
+    key: int
+    entry_id: str
+    name: str
+    role: Role
+    weight: float
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class ValueSignal:
+    signal: Signal
+    ratio: float
+    warmup: int
+    exact: re.Pattern[bytes]  # the pattern on raw bytes, capturing only the value
+    # The pattern from its longest literal run on (literals.literal_suffix): fast to search,
+    # matches at least wherever ``exact`` does. None when that is ``exact`` itself.
+    loose: re.Pattern[bytes] | None
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One top-level alternative of a signal's pattern, as the screen sees it."""
+
+    signal: int  # Signal.key
+    literals: tuple[str, ...]  # the cover it is screened on (empty: scanned directly)
+    folded: bool  # screen lower-cased text (case-insensitive signal)
+    # A regex that starts with a literal and matches at least wherever the alternative does:
+    # searched over whole blocks in C when the literals are too common to screen on.
+    direct: re.Pattern[bytes] | None
+
+
+@dataclass
+class CompiledCatalog:
+    entries: dict[str, catalog.Entry]
+    signals: list[Signal]  # indexed by key
+    units: list[Unit]  # indexed by unit id (the screen's keys; extractors use -1, -2, ...)
+    extractor_literals: dict[str, set[int]]
+    values: list[ValueSignal]
+    conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def screens(
+        self, demoted: set[int], freq: dict[int, float] | None = None
+    ) -> tuple[Screen, Screen | None]:
+        """(case-sensitive screen, lower-cased screen) over the units not scanned directly."""
+        exact: dict[str, set[int]] = {k: set(v) for k, v in self.extractor_literals.items()}
+        folded: dict[str, set[int]] = {}
+        for uid, unit in enumerate(self.units):
+            if unit.literals and uid not in demoted:
+                for lit in unit.literals:
+                    (folded if unit.folded else exact).setdefault(lit, set()).add(uid)
+        return Screen(exact, freq), (Screen(folded, freq) if folded else None)
+
+    def direct_units(self, demoted: set[int]) -> list[tuple[int, re.Pattern[bytes]]]:
+        return [
+            (uid, u.direct)
+            for uid, u in enumerate(self.units)
+            if u.direct is not None and (not u.literals or uid in demoted)
+        ]
+
+
+def compile_catalog(
+    entries: dict[str, catalog.Entry], extra_literals: dict[str, set[int]] | None = None
+) -> CompiledCatalog:
+    """``extra_literals``: anchors of the context extractors, keyed from -1 downwards."""
+    signals: list[Signal] = []
+    units: list[Unit] = []
+    values: list[ValueSignal] = []
+    conditions: dict[str, list[dict[str, Any]]] = {}
+    for entry_id, entry in entries.items():
+        jumps = {c["signal"]: c for c in entry.get("conditions", []) if c["kind"] == "value_jump"}
+        conditions[entry_id] = list(entry.get("conditions", []))
+        for spec in entry.get("signals", []):
+            flags = re.IGNORECASE if spec.get("ignore_case") else 0
+            sig = Signal(
+                key=len(signals),
+                entry_id=entry_id,
+                name=spec["name"],
+                role=spec["role"],
+                weight=float(spec.get("weight", 0.5)),
+                regex=re.compile(spec["pattern"], flags),
+            )
+            signals.append(sig)
+            if spec["name"] in jumps:
+                cond = jumps[spec["name"]]
+                suffix = literal_suffix(spec["pattern"])
+                all_flags = sig.regex.flags & re.IGNORECASE
+                values.append(
+                    ValueSignal(
+                        sig,
+                        float(cond["ratio"]),
+                        int(cond.get("warmup", 10)),
+                        _value_only(spec["pattern"], all_flags),
+                        _value_only(suffix, all_flags)
+                        if suffix is not None and suffix != spec["pattern"]
+                        else None,
+                    )
+                )
+                continue
+            units.extend(_units(sig, spec["pattern"], flags))
+    return CompiledCatalog(
+        entries=entries,
+        signals=signals,
+        units=units,
+        extractor_literals=dict(extra_literals or {}),
+        values=values,
+        conditions=conditions,
+    )
+
+
+def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
+    # Case-insensitive signals (flag or inline "(?i)") screen lower-cased blocks.
+    folds = bool(sig.regex.flags & re.IGNORECASE)
+    out = []
+    for branch in top_level_branches(pattern):
+        covers = [[s.lower() for s in c] if folds else c for c in required_covers(branch)]
+        suffix = literal_suffix(branch)
+        direct = (
+            re.compile(suffix.encode("utf-8"), flags | re.MULTILINE) if suffix is not None else None
+        )
+        cover = _pick_cover(covers) if covers else []
+        if cover and _too_common(cover) and direct is not None:
+            cover = []
+        if not cover and direct is None:
+            # Nothing to screen on and no literal to start from: the whole branch, directly.
+            direct = re.compile(branch.encode("utf-8"), flags | re.MULTILINE)
+        out.append(Unit(sig.key, tuple(cover), folds, direct))
+    return out
+
+
+@cache
+def default_catalog() -> CompiledCatalog:
+    from denpex.diagnosis.context import EXTRACTOR_LITERALS
+
+    return compile_catalog(catalog.entries(), EXTRACTOR_LITERALS)
+
+
+# Words that fill healthy step lines; a cover made of them would send every step line to
+# the slow path, so a signal screens on its rarer literals when it has any.
+_COMMON = ("loss", "step", "iter", "rank", "INFO", "lr", "grad", "norm", "time", "epoch")
+
+
+def _too_common(cover: list[str]) -> bool:
+    """Short, or little more than a word of healthy step lines ("loss", "lm loss")."""
+    return any(
+        len(s) < 5 or any(s in w or (w in s and len(s) <= len(w) + 3) for w in _COMMON)
+        for s in cover
+    )
+
+
+def _pick_cover(covers: list[list[str]]) -> list[str]:
+    return max(covers, key=lambda c: (not _too_common(c), min(len(s) for s in c), -len(c)))
+
+
+_GROUP = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\((\?P<(\w+)>|\?)?")
+
+
+def _value_only(pattern: str, flags: int) -> re.Pattern[bytes]:
+    """The pattern with every group but ``value`` made non-capturing, so that ``findall``
+    returns the values themselves (a C-level loop, no match objects)."""
+
+    def sub(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if not token.startswith("("):
+            return token  # an escape or a character class, kept as is
+        if m.group(2) == "value" or m.group(1) == "?":
+            return token
+        return "(?:"
+
+    rewritten = _GROUP.sub(sub, pattern)
+    rx = re.compile(rewritten.encode("utf-8"), flags | re.MULTILINE)
+    if rx.groups != 1 or "value" not in rx.groupindex:
+        raise ValueError(f"value_jump signal needs one (?P<value>...) group: {pattern!r}")
+    return rx

@@ -1,0 +1,67 @@
+"""Which rank wrote a line: launcher prefixes, in-message markers, per-rank file names.
+
+Launchers prefix lines with the *global* rank (srun -l task id, mpirun, PyTorch's
+``[rankN]:``) or the *local* rank (torchrun's ``[defaultN]:``, i.e. role name + local rank).
+On a nested prefix such as ``[default3]:[rank11]:`` the innermost global marker wins.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+# Prefixes at the start of a line, peeled off one after the other.
+_PREFIXES = (
+    # torchrun --tee / PyTorch c10d logger: "[rank3]:", "[default3]:", "[trainer3]:"
+    re.compile(r"\[(?P<kind>rank|default|trainer|worker)(?P<rank>\d+)\]:\s?"),
+    # mpirun --tag-output: "[1,3]<stderr>:"
+    re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),
+    # srun -l / --label: "3: "
+    re.compile(r"\s{0,4}(?P<rank>\d{1,6}): "),
+)
+# Markers inside a message, used only when no prefix named the rank. "[Rank 3]" (DeepSpeed,
+# Megatron), "[PG ID 0 PG GUID 0(default_pg) Rank 3]" (ProcessGroupNCCL; only the default
+# group's rank is the global one), "rank 3:" at the start of a message.
+_IN_MESSAGE = (
+    re.compile(r"\[Rank (?P<rank>\d+)\]"),
+    re.compile(r"\[PG ID 0 [^\]]*?\bRank (?P<rank>\d+)\]"),
+    re.compile(r"^(?:\S+ )?[Rr]ank (?P<rank>\d+)(?::|\]| \|)"),
+)
+_FILE_RANK = re.compile(r"(?:rank|worker|proc|task|node_rank)[-_.]?(\d+)(?:\D|$)", re.IGNORECASE)
+
+
+def split_prefix(text: str) -> tuple[int | None, str]:
+    """(rank from launcher prefixes, the line with those prefixes removed)."""
+    rank: int | None = None
+    local: int | None = None
+    while True:
+        for rx in _PREFIXES:
+            m = rx.match(text)
+            if m:
+                value = int(m.group("rank"))
+                if m.groupdict().get("kind") in ("default", "trainer", "worker"):
+                    local = value
+                else:
+                    rank = value
+                text = text[m.end() :]
+                break
+        else:
+            break
+    return (rank if rank is not None else local), text
+
+
+def message_rank(text: str) -> int | None:
+    for rx in _IN_MESSAGE:
+        m = rx.search(text)
+        if m:
+            return int(m.group("rank"))
+    return None
+
+
+def file_rank(source: str) -> int | None:
+    """rank_3.log, rank3.log, worker-3.out, logs/rank-3/stdout.log -> 3."""
+    for part in reversed(PurePath(source).parts[-2:]):
+        m = _FILE_RANK.search(part)
+        if m:
+            return int(m.group(1))
+    return None

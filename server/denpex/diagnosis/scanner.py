@@ -1,0 +1,223 @@
+"""LogScanner: feed it blocks or lines from any number of logs, ask for findings any time.
+
+State is bounded (per-signal records, topology, value windows); no text is kept beyond the
+few evidence lines, so feeding a 10 GB log or tailing a live one costs the same memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import BinaryIO
+
+from denpex.diagnosis import timestamps
+from denpex.diagnosis.attribution import build_findings
+from denpex.diagnosis.context import Topology, extractor
+from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, iter_blocks, looks_binary, visible_segments
+from denpex.diagnosis.matcher import CompiledCatalog, Signal, default_catalog
+from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
+from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
+from denpex.diagnosis.screen import byte_freq
+from denpex.diagnosis.values import ValueSeries
+from denpex.finding import Finding
+
+
+# Candidate lines per block, none of them a match, after which a unit is searched directly.
+_NOISY_CANDIDATES = 64
+_FREQ_SAMPLE = 256 << 10
+
+
+class LogScanner:
+    def __init__(self, compiled: CompiledCatalog | None = None) -> None:
+        self._cat = compiled if compiled is not None else default_catalog()
+        # Units whose anchors proved common in this log are searched directly instead.
+        self._demoted: set[int] = set()
+        self._freq: dict[int, float] | None = None  # byte shares of the log, once measured
+        self._screen, self._folded = self._cat.screens(self._demoted)
+        self._direct = self._cat.direct_units(self._demoted)
+        self._value_base = len(self._cat.units)  # keys at and above: value-signal jumps
+        self.topology = Topology()
+        self.records: dict[int, SignalRecord] = {}
+        self.notices: list[str] = []  # inputs skipped, with the reason (shown on stderr)
+        self._series: dict[tuple[int, str], ValueSeries] = {}
+        self._file_rank: dict[str, int | None] = {}
+        self._last_ts: dict[str, float] = {}
+        self._seq = 0
+
+    # ---- input -------------------------------------------------------------------------
+
+    def feed_lines(self, source: str, lines: Iterable[str], first_line: int = 1) -> None:
+        """Lines without their newline; call again with later lines to continue."""
+        batch: list[str] = []
+        size = 0
+        line = first_line
+        for text in lines:
+            batch.append(text)
+            size += len(text) + 1
+            if size >= BLOCK_SIZE:
+                line += self._scan_block(source, _encode(batch), line)
+                batch, size = [], 0
+        if batch:
+            self._scan_block(source, _encode(batch), line)
+
+    def feed_stream(self, source: str, stream: BinaryIO) -> bool:
+        """Scan a binary stream to its end; False (and a notice) when it is not text."""
+        line = 1
+        for i, block in enumerate(iter_blocks(stream)):
+            if i == 0 and looks_binary(block):
+                self.notices.append(f"{source}: skipped, binary data (not a text log)")
+                return False
+            line += self._scan_block(source, block, line)
+        return True
+
+    def findings(self) -> list[Finding]:
+        return build_findings(self._cat, self.records, self.topology)
+
+    # ---- the block path ------------------------------------------------------------------
+
+    def _scan_block(self, source: str, block: bytes, first_line: int) -> int:
+        """Examine the lines of ``block`` that can matter; returns its number of lines."""
+        if self._freq is None and len(block) >= _FREQ_SAMPLE:
+            # Start the screen's anchors at bytes that are rare in *this* log.
+            self._freq = byte_freq(block[:_FREQ_SAMPLE])
+            self._screen, self._folded = self._cat.screens(self._demoted, self._freq)
+        found: list[tuple[int, frozenset[int]]] = list(self._screen.hits(block))
+        if self._folded is not None:
+            found.extend(self._folded.hits(block.lower()))
+        for uid, rx in self._direct:
+            keys = frozenset((uid,))
+            found.extend((m.start(), keys) for m in rx.finditer(block))
+        for spec in self._cat.values:
+            series = self._series.get((spec.signal.key, source))
+            if series is None:
+                series = self._series[(spec.signal.key, source)] = ValueSeries(spec)
+            keys = frozenset((self._value_base + spec.signal.key,))
+            found.extend((pos, keys) for pos in series.jumps(block))
+        if not found:
+            return block.count(b"\n")
+        found.sort(key=lambda item: item[0])
+        line = first_line
+        cursor = 0  # offset up to which newlines are counted into ``line``
+        candidates: dict[int, int] = {}  # unit -> candidate lines in this block
+        confirmed: set[int] = set()  # signal keys that matched in this block
+        i = 0
+        while i < len(found):
+            pos = found[i][0]
+            start = block.rfind(b"\n", 0, pos) + 1
+            end = block.find(b"\n", pos)
+            keys = set(found[i][1])
+            i += 1
+            while i < len(found) and found[i][0] < end:
+                keys |= found[i][1]
+                i += 1
+            for key in keys:
+                candidates[key] = candidates.get(key, 0) + 1
+            line += block.count(b"\n", cursor, start)
+            cursor = start
+            raw = block[start : min(end, start + MAX_LINE)]
+            confirmed |= self._examine(source, line, raw, keys)
+        self._demote_noisy(candidates, confirmed)
+        return line - first_line + block.count(b"\n", cursor)
+
+    def _demote_noisy(self, candidates: dict[int, int], confirmed: set[int]) -> None:
+        """An anchor that keeps landing on healthy lines ("number of nan iterations:" in
+        every Megatron step line) costs Python time per line; search its unit directly."""
+        noisy = {
+            uid
+            for uid, n in candidates.items()
+            if 0 <= uid < self._value_base
+            and n >= _NOISY_CANDIDATES
+            and self._cat.units[uid].direct is not None
+            and self._cat.units[uid].signal not in confirmed
+        }
+        if noisy - self._demoted:
+            self._demoted |= noisy
+            self._screen, self._folded = self._cat.screens(self._demoted, self._freq)
+            self._direct = self._cat.direct_units(self._demoted)
+
+    def _examine(self, source: str, line: int, raw: bytes, keys: set[int]) -> set[int]:
+        """Match the line's candidate signals; returns the keys of those that matched."""
+        cat = self._cat
+        extractors = sorted(k for k in keys if k < 0)  # layout facts first, then failures
+        signal_keys = sorted(
+            {
+                k - self._value_base if k >= self._value_base else cat.units[k].signal
+                for k in keys
+                if k >= 0
+            }
+        )
+        hit_keys: set[int] = set()
+        for segment in visible_segments(raw):
+            prefix_rank, body = split_prefix(segment)
+            matched: list[tuple[Signal, dict[str, str]]] = []
+            for key in extractors:
+                name, rx = extractor(key)
+                m = rx.search(body)
+                if m:
+                    self.topology.extract(name, m, source, line, body, prefix_rank)
+            for key in signal_keys:
+                sig = cat.signals[key]
+                sm = sig.regex.search(body)
+                if sm:
+                    groups = {k: v for k, v in sm.groupdict().items() if v is not None}
+                    matched.append((sig, groups))
+            if matched:
+                hit_keys.update(sig.key for sig, _ in matched)
+                self._record(source, line, segment, body, prefix_rank, _most_specific(matched))
+        return hit_keys
+
+    def _record(
+        self,
+        source: str,
+        line: int,
+        segment: str,
+        body: str,
+        prefix_rank: int | None,
+        matched: list[tuple[Signal, dict[str, str]]],
+    ) -> None:
+        topo = self.topology
+        if source not in self._file_rank:
+            self._file_rank[source] = file_rank(source)
+        rank = prefix_rank if prefix_rank is not None else self._file_rank[source]
+        if rank is None:
+            group_rank = next((g["rank"] for _, g in matched if g.get("rank")), None)
+            rank = int(group_rank) if group_rank is not None and group_rank.isdigit() else None
+        if rank is None:
+            rank = topo.table_rank(source, line)
+        facts = topo.observe(body, rank)
+        if rank is None and isinstance(facts.get("rank"), int):
+            rank = int(facts["rank"])  # type: ignore[call-overload]
+        if rank is None:
+            rank = message_rank(body)
+        if rank is not None:
+            topo.see_rank(rank)
+        ts = timestamps.parse(segment)
+        if ts is None:
+            # A traceback's lines carry no time of their own; they belong to the last stamped
+            # line of the same log.
+            ts = self._last_ts.get(source)
+        else:
+            self._last_ts[source] = ts
+        text = segment[:TEXT_LIMIT]
+        for sig, groups in matched:
+            self._seq += 1
+            hit = Hit(sig, source, line, text, rank, ts, self._seq, groups, facts)
+            record = self.records.get(sig.key)
+            if record is None:
+                record = self.records[sig.key] = SignalRecord(sig)
+            record.add(hit)
+
+
+def _most_specific(
+    matched: list[tuple[Signal, dict[str, str]]],
+) -> list[tuple[Signal, dict[str, str]]]:
+    """A line that several entries match counts for the most specific ones only: a CUDA OOM
+    line is not also a generic "a rank raised an exception" line."""
+    best: dict[str, float] = {}
+    for sig, _ in matched:
+        best[sig.entry_id] = max(best.get(sig.entry_id, 0.0), sig.weight)
+    top = max(best.values())
+    return [(s, g) for s, g in matched if best[s.entry_id] >= top - 1e-9]
+
+
+def _encode(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode("utf-8", "replace")

@@ -1,0 +1,103 @@
+"""Numeric series (loss, grad norm) checked for jumps a whole block at a time.
+
+``value_jump``: a value at least ``ratio`` times the running median of the values before it
+(after ``warmup`` values). The median of a window is at least its smallest positive value,
+so a block whose largest value is below ``ratio`` times the smallest positive value seen in
+it or in the window cannot hold a jump. That test runs on all of a block's values pulled out
+by one C-level ``findall`` (of the fast, loose form of the pattern: a superset of the real
+values, which only makes the test more careful); only lines of a block that fails it, and
+the last lines that refill the window, are matched exactly one by one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from denpex.diagnosis.matcher import ValueSignal
+
+WINDOW = 101
+
+
+class ValueSeries:
+    def __init__(self, spec: ValueSignal) -> None:
+        self.spec = spec
+        self.window: deque[float] = deque(maxlen=WINDOW)
+        self.seen = 0
+
+    def jumps(self, block: bytes) -> list[int]:
+        """Offsets in ``block`` of the values that jump; updates the running window."""
+        fast = self.spec.loose or self.spec.exact
+        raw = fast.findall(block)
+        if not raw:
+            return []
+        values = _floats(raw)
+        if values is not None and self.seen >= self.spec.warmup and not self._may_jump(values):
+            self._refill(block, fast)
+            return []
+        out: list[int] = []
+        for pos, v in self._exact_values(block, fast, 0):
+            if self.seen >= self.spec.warmup:
+                med = sorted(self.window)[(len(self.window) - 1) // 2]
+                if med > 0 and v >= self.spec.ratio * med:
+                    out.append(pos)
+            self.window.append(v)
+            self.seen += 1
+        return out
+
+    def _may_jump(self, values: list[float]) -> bool:
+        low = min((v for v in self.window if v > 0), default=math.inf)
+        block_low = min(values)
+        if block_low <= 0:  # rare: only then pay for a Python-level filter
+            block_low = min((v for v in values if v > 0), default=math.inf)
+        return max(values) >= self.spec.ratio * min(low, block_low)
+
+    def _refill(self, block: bytes, fast: object) -> None:
+        """Put the block's last exact values in the window, reading lines from the end."""
+        assert fast is self.spec.loose or fast is self.spec.exact
+        start = len(block)
+        tail: list[float] = []
+        while start > 0 and len(tail) < WINDOW:
+            start = max(0, start - (64 << 10))
+            tail = [v for _, v in self._exact_values(block, fast, start)]
+        self.window.extend(tail[-WINDOW:])
+        self.seen += len(tail)
+
+    def _exact_values(self, block: bytes, fast: object, start: int) -> list[tuple[int, float]]:
+        """(offset, value) of the exact matches from ``start`` on, finite values only."""
+        exact = self.spec.exact
+        if self.spec.loose is None:
+            matches = [(m.start(), m.group(1)) for m in exact.finditer(block, start)]
+        else:
+            # Confirm each loose hit's line with the exact pattern, each line once.
+            matches = []
+            line_end = -1
+            for m in self.spec.loose.finditer(block, start):
+                if m.start() < line_end:
+                    continue
+                line_start = block.rfind(b"\n", 0, m.start()) + 1
+                line_end = block.find(b"\n", m.start())
+                matches.extend(
+                    (line_start + e.start(), e.group(1))
+                    for e in exact.finditer(block[line_start:line_end])
+                )
+        out = []
+        for pos, text in matches:
+            try:
+                v = float(text)
+            except ValueError:
+                continue
+            if math.isfinite(v):  # NaN/Inf readings are their own catalog entry
+                out.append((pos, v))
+        return out
+
+
+def _floats(raw: list[bytes]) -> list[float] | None:
+    """All values as finite floats, or None when one is not (the careful path handles it)."""
+    try:
+        values = list(map(float, raw))
+    except ValueError:
+        return None
+    if not math.isfinite(sum(values)):
+        return None
+    return values
