@@ -104,3 +104,28 @@ def test_not_a_fingerprint_dir_is_one_clear_error(tmp_path: Path) -> None:
     assert not fingerprints.is_fingerprint_dir(tmp_path)
     with pytest.raises(InputError, match="no fingerprint files"):
         fingerprints.compare(tmp_path, tmp_path)
+
+
+@pytest.mark.slow
+def test_fingerprint_reports_follow_the_drift_report_schema(runs: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    root = Path(__file__).parents[1] / "shared-schema"
+    schemas = {
+        n: json.loads((root / n).read_text())
+        for n in ("drift-report.schema.json", "diagnosis.schema.json")
+    }
+    registry = referencing.Registry().with_resources(
+        (f"denpex/{n}", referencing.Resource.from_contents(s)) for n, s in schemas.items()
+    )
+    validator = jsonschema.Draft202012Validator(
+        schemas["drift-report.schema.json"], registry=registry
+    )
+    report = fingerprints.drift_report(
+        str(runs / "faulty"), str(runs / "ref"), noise_ref=str(runs / "noise")
+    )
+    validator.validate(report)
+    assert report["verdict"] == "gradual_drift" and report["device"] == "fingerprints"
+    assert report["finding"]["id"] == "sdc-gradual-parameter-drift"
+    with pytest.raises(InputError, match="must too"):
+        fingerprints.drift_report(str(runs / "faulty"), str(runs))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ SKETCH_NOTE = "estimated from fingerprints: l2 from sketches, max |Δ| a lower b
 # The global sketch is trusted when its squared difference is this far above its rounding floor.
 _FLOOR_MARGIN = 100.0
 
-__all__ = ["compare", "is_fingerprint_dir", "replicas"]
+__all__ = ["compare", "drift_report", "is_fingerprint_dir", "replicas", "replicas_report"]
 
 
 def _shape_dims(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -219,3 +220,88 @@ def replicas(run: str | os.PathLike[str], warnings: list[str] | None = None) -> 
     if partial:
         notes.append(f"steps not fingerprinted on every rank (skipped): {_steps(partial)}")
     return [replica_step({r: f.read(s) for r, f in files.items()}) for s in steps]
+
+
+def _first_records(path: str | os.PathLike[str]) -> list[Record]:
+    """The first record of every rank: where the run trained (host, local GPU)."""
+    files = open_rank_files(path)
+    return [f.read(f.steps()[0]) for _, f in sorted(files.items()) if f.steps()]
+
+
+def _require_fingerprints(path: str | os.PathLike[str] | None, role: str) -> None:
+    if path is not None and not is_fingerprint_dir(path):
+        raise InputError(
+            f"{path}: the run holds probe fingerprints, so the {role} must too "
+            "(fingerprints and checkpoints cannot be compared with each other)"
+        )
+
+
+def drift_report(run: str, ref: str, *, noise_ref: str | None = None) -> dict[str, Any]:
+    """`denpex drift RUN --ref REF` when RUN is a fingerprint directory (same report JSON)."""
+    from denpex.drift.report import build_report
+    from denpex.drift.verdict import assess
+
+    _require_fingerprints(ref, "reference")
+    _require_fingerprints(noise_ref, "noise reference")
+    warnings: list[str] = []
+    series = compare(run, ref, warnings)
+    if not series:
+        raise InputError(f"{run} and {ref} share no fingerprinted step")
+    noise = compare(noise_ref, ref, warnings) if noise_ref else None
+    if noise_ref is None:
+        warnings.append(
+            "fingerprints do not show where a difference sits inside a tensor; give --noise-ref "
+            "(a healthy rerun's fingerprints) to judge small faults"
+        )
+    # A compute fault in data-parallel training reaches every rank through the all-reduce:
+    # the GPU is known only when a single process trained.
+    firsts = _first_records(run)
+    single = len(firsts) == 1 and firsts[0].world_size == 1
+    hosts = {r.host for r in firsts}
+    assessment = assess(
+        series,
+        noise,
+        run=run,
+        ref=ref,
+        gpu=firsts[0].local_gpu if single else None,
+        host=hosts.pop() if len(hosts) == 1 else None,
+    )
+    return build_report(
+        mode="reference",
+        run=run,
+        reference=ref,
+        series=series,
+        assessment=assessment,
+        warnings=warnings,
+        device="fingerprints",
+        noise_ref=noise_ref,
+    )
+
+
+def replicas_report(run: str, *, tolerance: float = 0.0) -> dict[str, Any]:
+    """`denpex replicas RUN` when RUN is a fingerprint directory (same report JSON)."""
+    from denpex.drift.report import build_report
+    from denpex.drift.verdict import assess_replicas
+
+    warnings: list[str] = []
+    if tolerance > 0:
+        warnings.append("--tolerance is not applied to fingerprints: their hashes compare bitwise")
+    series = replicas(run, warnings)
+    if not series:
+        raise InputError(f"{run}: no step fingerprinted on every rank")
+    firsts = _first_records(run)
+    on_first_host = [r for r in firsts if r.host == firsts[0].host]
+    known_gpus = all(r.local_gpu is not None for r in firsts)
+    assessment = assess_replicas(
+        series, run=run, gpus_per_node=len(on_first_host) if known_gpus else None
+    )
+    return build_report(
+        mode="replicas",
+        run=run,
+        reference=None,
+        series=series,
+        assessment=assessment,
+        warnings=warnings,
+        device="fingerprints",
+        tolerance=tolerance,
+    )
