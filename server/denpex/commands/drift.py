@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--noise-ref",
         help="a second healthy run of the same setup: calibrates the benign-noise floor",
     )
+    p.add_argument("--gpu", type=int, help="local GPU index the run trained on (fills dcgmi)")
+    p.add_argument("--host", help="host the run trained on")
     _common(p)
     p.set_defaults(func=_drift)
 
@@ -53,6 +55,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=float,
         default=0.0,
         help="per-tensor max |Δ| forgiven (tied/synced weights); default 0: bitwise",
+    )
+    p.add_argument(
+        "--gpus-per-node", type=int, help="maps the faulty rank to its local GPU (fills dcgmi)"
     )
     _common(p)
     p.set_defaults(func=_replicas)
@@ -99,6 +104,8 @@ def _drift(args: argparse.Namespace) -> int:
             key=args.key,
             progress=bar,
             cache_dir=args.cache_dir,
+            gpu=args.gpu,
+            host=args.host,
         )
     finally:
         bar.close()
@@ -117,6 +124,7 @@ def _replicas(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             progress=bar,
             cache_dir=args.cache_dir,
+            gpus_per_node=args.gpus_per_node,
         )
     finally:
         bar.close()

@@ -141,8 +141,13 @@ def drift_report(
     key: str | None = None,
     progress: Progress | None = None,
     cache_dir: str | None = None,
+    gpu: int | None = None,
+    host: str | None = None,
 ) -> dict[str, Any]:
-    """RUN against REF step by step, judged by the verdict (``--noise-ref`` calibrates it)."""
+    """RUN against REF step by step, judged by the verdict (``--noise-ref`` calibrates it).
+
+    ``gpu``/``host``: where the run trained, when known; they fill the finding's
+    verification commands (``dcgmi diag -r 3 -i <gpu>``)."""
     from denpex.drift.verdict import assess
 
     warnings: list[str] = []
@@ -183,7 +188,7 @@ def drift_report(
     counter.finish()
     if not series:
         raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
-    assessment = assess(series, noise, run=run, ref=ref)
+    assessment = assess(series, noise, run=run, ref=ref, gpu=gpu, host=host)
     return build_report(
         mode="reference",
         run=run,
@@ -246,8 +251,11 @@ def replicas_report(
     tolerance: float = 0.0,
     progress: Progress | None = None,
     cache_dir: str | None = None,
+    gpus_per_node: int | None = None,
 ) -> dict[str, Any]:
-    """Every step's data-parallel replicas against their majority."""
+    """Every step's data-parallel replicas against their majority.
+
+    ``gpus_per_node`` maps the faulty rank to its local GPU for the verification commands."""
     from denpex.drift.verdict import assess_replicas
 
     if tolerance < 0:
@@ -271,7 +279,7 @@ def replicas_report(
     counter.finish()
     if not series:
         raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
-    assessment = assess_replicas(series, run=run)
+    assessment = assess_replicas(series, run=run, gpus_per_node=gpus_per_node)
     return build_report(
         mode="replicas",
         run=run,

@@ -281,7 +281,9 @@ class TorchReader:
         if "Weights only load failed" in text:
             return _weights_only_reason(exc)
         first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-        if isinstance(exc, EOFError) or "PytorchStreamReader" in text or "central dir" in text:
+        first = re.sub(r"^\[enforce fail at [^\]]*\]\s*\.?\s*", "", first)  # c10's location prefix
+        zip_trouble = ("PytorchStreamReader", "central dir", "inline_container", "archive")
+        if isinstance(exc, EOFError) or any(word in text for word in zip_trouble):
             return f"corrupt or truncated torch file ({first})"
         return f"unreadable torch file ({first})"
 
