@@ -24,6 +24,7 @@ from denpex.diagnosis.matcher import CompiledCatalog
 from denpex.diagnosis.store import Hit, SignalRecord
 from denpex.finding import Evidence, Finding, Role, compress_ranks
 
+_ROLE_ORDER: dict[str, int] = {"initiating": 0, "collateral": 1, "context": 2}
 INCIDENT_SECONDS = 120.0
 INCIDENT_LINES = 200
 EVIDENCE_LIMIT = 12
@@ -60,6 +61,17 @@ def build_findings(
         return [_collateral_only(cat, fired, topo)]
     root_hit = _earliest([e.first_initiating for e in initiating if e.first_initiating])
     assert root_hit is not None
+    # A dead GPU is never caused by the network errors of its peers, while the reverse is
+    # the rule; and kernel and job logs rarely share a clock. So a hardware fault close to
+    # the first failure is the root even when a peer's complaint was logged first.
+    hardware = [
+        e.first_initiating
+        for e in initiating
+        if cat.entries[e.id]["category"] == "hardware"
+        and e.first_initiating is not None
+        and _close(e.first_initiating, root_hit)
+    ]
+    root_hit = _earliest(hardware) or root_hit
     root_rank, suspects = _subjects(root_hit, topo)
     root = max(
         (e for e in initiating if _same_incident(e, root_hit, root_rank)),
@@ -145,6 +157,12 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int]]:
             host if isinstance(host, str) else None, str(hit.facts["bus"])
         )
     return rank, []
+
+
+def _close(a: Hit, b: Hit) -> bool:
+    if a.ts is not None and b.ts is not None:
+        return abs(a.ts - b.ts) <= INCIDENT_SECONDS
+    return a.source != b.source or abs(a.line - b.line) <= INCIDENT_LINES
 
 
 def _same_incident(entry: _Entry, root_hit: Hit, root_rank: int | None) -> bool:
@@ -273,26 +291,30 @@ def _confidence(
 
 
 def _evidence(entry: _Entry, folded: list[_Entry], rank: int | None, first: Hit) -> list[Evidence]:
+    """The first line, a few lines per distinct message of the entry, one per message of the
+    folded entries (their own context lines left out), at most EVIDENCE_LIMIT lines, each
+    source line once; initiating lines first to keep, shown in time order."""
     picked: list[tuple[Hit, Role]] = [(first, first.signal.role)]
-    seen = {(first.source, first.line, first.signal.key)}
+    seen = {(first.source, first.line)}
 
     def take(record: SignalRecord, role: Role, per_message: int) -> None:
         for group in record.messages.values():
             for hit in group.examples[:per_message]:
-                if (hit.source, hit.line, hit.signal.key) not in seen:
-                    seen.add((hit.source, hit.line, hit.signal.key))
+                if (hit.source, hit.line) not in seen:
+                    seen.add((hit.source, hit.line))
                     picked.append((hit, role))
 
-    for record in entry.records:
+    for record in sorted(entry.records, key=lambda r: _ROLE_ORDER[r.signal.role]):
         take(record, record.signal.role, 2)
     for other in folded:
         for record in other.records:
-            role: Role = "context" if record.signal.role == "context" else "collateral"
+            if record.signal.role == "context":
+                continue
+            role: Role = "collateral"
             if record.signal.role == "initiating" and rank is not None and record.ranks == {rank}:
                 role = "context"  # a follow-up on the same rank
             take(record, role, 1)
-    # Keep the initiating lines, then as many others as fit, shown in time order.
-    picked.sort(key=lambda item: (item[1] != "initiating", _when(item[0])))
+    picked.sort(key=lambda item: (_ROLE_ORDER[item[1]], _when(item[0])))
     kept = sorted(picked[:EVIDENCE_LIMIT], key=lambda item: _when(item[0]))
     return [Evidence(h.source, h.line, h.text, h.rank, role) for h, role in kept]
 

@@ -202,6 +202,11 @@ class Topology:
             return None, None
         return gpu, self.rank_on(host, gpu)
 
+    def rank_of_pid(self, pid: int) -> int | None:
+        """The rank of a bare pid (no host on the line), when only one rank has it."""
+        owners = {r for (_, p), r in self.pid_rank.items() if p == pid}
+        return owners.pop() if len(owners) == 1 else None
+
     def rank_on(self, host: str | None, gpu: int) -> int | None:
         owners = [
             r

@@ -27,7 +27,11 @@ _IN_MESSAGE = (
     re.compile(r"\[PG ID 0 [^\]]*?\bRank (?P<rank>\d+)\]"),
     re.compile(r"^(?:\S+ )?[Rr]ank (?P<rank>\d+)(?::|\]| \|)"),
 )
-_FILE_RANK = re.compile(r"(?:rank|worker|proc|task|node_rank)[-_.]?(\d+)(?:\D|$)", re.IGNORECASE)
+# The rank token must end the name (before extensions): "train_rank3.log", "worker-3.out",
+# "rank_3.log.1"; a directory "rank-3/" counts too.
+_FILE_RANK = re.compile(
+    r"(?:^|[-_.])(?:rank|worker|proc|task)[-_.]?(\d+)(?:\.[A-Za-z0-9]+)*$", re.IGNORECASE
+)
 
 
 def split_prefix(text: str) -> tuple[int | None, str]:
@@ -59,7 +63,7 @@ def message_rank(text: str) -> int | None:
 
 
 def file_rank(source: str) -> int | None:
-    """rank_3.log, rank3.log, worker-3.out, logs/rank-3/stdout.log -> 3."""
+    """rank_3.log, rank3.log, worker-3.out, logs/rank-3/stdout.log -> 3; else None."""
     for part in reversed(PurePath(source).parts[-2:]):
         m = _FILE_RANK.search(part)
         if m:

@@ -24,6 +24,7 @@ from denpex.finding import Finding
 # Candidate lines per block, none of them a match, after which a unit is searched directly.
 _NOISY_CANDIDATES = 64
 _FREQ_SAMPLE = 256 << 10
+_LOOKBACK_LINES = 12
 
 
 class LogScanner:
@@ -114,7 +115,7 @@ class LogScanner:
             line += block.count(b"\n", cursor, start)
             cursor = start
             raw = block[start : min(end, start + MAX_LINE)]
-            confirmed |= self._examine(source, line, raw, keys)
+            confirmed |= self._examine(source, line, raw, keys, _stamp_before(block, start))
         self._demote_noisy(candidates, confirmed)
         return line - first_line + block.count(b"\n", cursor)
 
@@ -134,7 +135,9 @@ class LogScanner:
             self._screen, self._folded = self._cat.screens(self._demoted, self._freq)
             self._direct = self._cat.direct_units(self._demoted)
 
-    def _examine(self, source: str, line: int, raw: bytes, keys: set[int]) -> set[int]:
+    def _examine(
+        self, source: str, line: int, raw: bytes, keys: set[int], stamp: float | None = None
+    ) -> set[int]:
         """Match the line's candidate signals; returns the keys of those that matched."""
         cat = self._cat
         extractors = sorted(k for k in keys if k < 0)  # layout facts first, then failures
@@ -162,7 +165,9 @@ class LogScanner:
                     matched.append((sig, groups))
             if matched:
                 hit_keys.update(sig.key for sig, _ in matched)
-                self._record(source, line, segment, body, prefix_rank, _most_specific(matched))
+                self._record(
+                    source, line, segment, body, prefix_rank, _most_specific(matched), stamp
+                )
         return hit_keys
 
     def _record(
@@ -173,6 +178,7 @@ class LogScanner:
         body: str,
         prefix_rank: int | None,
         matched: list[tuple[Signal, dict[str, str]]],
+        stamp: float | None,
     ) -> None:
         topo = self.topology
         if source not in self._file_rank:
@@ -183,6 +189,9 @@ class LogScanner:
             rank = int(group_rank) if group_rank is not None and group_rank.isdigit() else None
         if rank is None:
             rank = topo.table_rank(source, line)
+        if rank is None:
+            pid = next((g["pid"] for _, g in matched if g.get("pid", "").isdigit()), None)
+            rank = topo.rank_of_pid(int(pid)) if pid is not None else None
         facts = topo.observe(body, rank)
         if rank is None and isinstance(facts.get("rank"), int):
             rank = int(facts["rank"])  # type: ignore[call-overload]
@@ -192,9 +201,9 @@ class LogScanner:
             topo.see_rank(rank)
         ts = timestamps.parse(segment)
         if ts is None:
-            # A traceback's lines carry no time of their own; they belong to the last stamped
-            # line of the same log.
-            ts = self._last_ts.get(source)
+            # A traceback's lines carry no time of their own; they belong to the stamped line
+            # just above them, else to the last stamped line seen in the same log.
+            ts = stamp if stamp is not None else self._last_ts.get(source)
         else:
             self._last_ts[source] = ts
         text = segment[:TEXT_LIMIT]
@@ -217,6 +226,20 @@ def _most_specific(
         best[sig.entry_id] = max(best.get(sig.entry_id, 0.0), sig.weight)
     top = max(best.values())
     return [(s, g) for s, g in matched if best[s.entry_id] >= top - 1e-9]
+
+
+def _stamp_before(block: bytes, start: int) -> float | None:
+    """Timestamp of the nearest stamped line among the few lines above ``start``."""
+    end = start - 1
+    for _ in range(_LOOKBACK_LINES):
+        if end <= 0:
+            return None
+        begin = block.rfind(b"\n", max(0, end - 512), end) + 1
+        ts = timestamps.parse(block[begin:end].decode("utf-8", "replace"))
+        if ts is not None:
+            return ts
+        end = begin - 1
+    return None
 
 
 def _encode(lines: list[str]) -> bytes:
