@@ -63,6 +63,7 @@ class DriftProbe:
         self._agreed: dict[str, torch.Tensor] = {}
         self.last_replica: replica.ReplicaVerdict | None = None
         self.last_record_bytes = 0
+        self._last_step: int | None = None
 
     def _parameters(self) -> list[tuple[str, torch.Tensor]]:
         seen: set[int] = set()
@@ -75,9 +76,14 @@ class DriftProbe:
         return out
 
     def step(self, step: int) -> dict[str, Any] | None:
-        """Probe at every ``every``-th step; returns the record written, or None."""
-        if step % self.every:
+        """Probe at every ``every``-th step; returns the record written, or None.
+
+        A step probed just before is not probed again (gradient accumulation calls the
+        framework hooks several times per optimizer step).
+        """
+        if step % self.every or step == self._last_step:
             return None
+        self._last_step = step
         params = self._parameters()
         self._sketcher.begin(len(params))
         prints = [self._sketcher.fingerprint(name, p) for name, p in params]

@@ -1,0 +1,55 @@
+"""The drift probe as a Hugging Face Transformers ``TrainerCallback``.
+
+    from denpex.probe.callbacks_hf import DriftProbeCallback
+    trainer = Trainer(..., callbacks=[DriftProbeCallback(every=100)])
+
+Fingerprints go to ``<output_dir>/denpex-fingerprints`` unless ``out_dir`` is given. Only
+this module needs transformers; the rest of Denpex never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+try:
+    from transformers import TrainerCallback
+except ImportError as exc:  # pragma: no cover - exercised only without transformers
+    raise ImportError(
+        "denpex.probe.callbacks_hf needs transformers (pip install transformers); "
+        "use denpex.probe.DriftProbe directly in a plain training loop"
+    ) from exc
+
+from denpex.probe.probe import DriftProbe
+
+
+class DriftProbeCallback(TrainerCallback):
+    """Probes after every optimizer step whose ``global_step`` is a multiple of ``every``."""
+
+    def __init__(
+        self,
+        out_dir: str | None = None,
+        every: int = 100,
+        group: Any = None,
+        raise_on_mismatch: bool = False,
+    ) -> None:
+        self.out_dir = out_dir
+        self.every = every
+        self.group = group
+        self.raise_on_mismatch = raise_on_mismatch
+        self.probe: DriftProbe | None = None
+
+    def on_train_begin(
+        self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any
+    ) -> None:
+        out = self.out_dir or os.path.join(args.output_dir, "denpex-fingerprints")
+        self.probe = DriftProbe(model, out, self.every, self.group, self.raise_on_mismatch)
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.probe is not None:
+            self.probe.step(state.global_step)
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.probe is not None:
+            self.probe.close()
+            self.probe = None
