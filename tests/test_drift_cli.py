@@ -225,7 +225,7 @@ def test_bad_inputs_are_reported_and_the_rest_is_compared(
 ) -> None:
     run = tmp_path / "mixed"
     run.mkdir()
-    ref_files = sorted(runs["ref"].glob("*.safetensors"))
+    ref_files = sorted(runs["ref"].glob("*.safetensors"), key=lambda p: int(p.stem[5:]))
     for f in ref_files[:4]:
         (run / f.name).write_bytes(f.read_bytes())
     # step 50: a pickle that is not a plain state dict
