@@ -66,6 +66,11 @@ def make_kernel(device: str) -> Kernel:
     return ShardedKernel(device)
 
 
+def combine(kernel: Kernel, diff: StepDiff) -> StepDiff:
+    """A step compared with ``kernel``, completed across ranks when the kernel is sharded."""
+    return kernel.combine(diff) if isinstance(kernel, ShardedKernel) else diff
+
+
 class ShardedKernel(Kernel):
     """Reduces this rank's share of the tensors; ``combine`` completes each step."""
 

@@ -236,8 +236,17 @@ def _require_fingerprints(path: str | os.PathLike[str] | None, role: str) -> Non
         )
 
 
-def drift_report(run: str, ref: str, *, noise_ref: str | None = None) -> dict[str, Any]:
-    """`denpex drift RUN --ref REF` when RUN is a fingerprint directory (same report JSON)."""
+def drift_report(
+    run: str,
+    ref: str,
+    *,
+    noise_ref: str | None = None,
+    gpu: int | None = None,
+    host: str | None = None,
+) -> dict[str, Any]:
+    """`denpex drift RUN --ref REF` when RUN is a fingerprint directory (same report JSON).
+
+    ``gpu``/``host`` given by the user win over what the records say."""
     from denpex.drift.report import build_report
     from denpex.drift.verdict import assess
 
@@ -263,8 +272,8 @@ def drift_report(run: str, ref: str, *, noise_ref: str | None = None) -> dict[st
         noise,
         run=run,
         ref=ref,
-        gpu=firsts[0].local_gpu if single else None,
-        host=hosts.pop() if len(hosts) == 1 else None,
+        gpu=gpu if gpu is not None else firsts[0].local_gpu if single else None,
+        host=host or (hosts.pop() if len(hosts) == 1 else None),
     )
     return build_report(
         mode="reference",
@@ -278,7 +287,9 @@ def drift_report(run: str, ref: str, *, noise_ref: str | None = None) -> dict[st
     )
 
 
-def replicas_report(run: str, *, tolerance: float = 0.0) -> dict[str, Any]:
+def replicas_report(
+    run: str, *, tolerance: float = 0.0, gpus_per_node: int | None = None
+) -> dict[str, Any]:
     """`denpex replicas RUN` when RUN is a fingerprint directory (same report JSON)."""
     from denpex.drift.report import build_report
     from denpex.drift.verdict import assess_replicas
