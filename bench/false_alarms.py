@@ -112,7 +112,7 @@ def faults(k: int, steps: int, every: int, rng: random.Random) -> list[FaultSpec
                     rng.randrange(every, steps - 3 * every),
                     target=target,
                     index=rng.randrange(LINEARS[target]),
-                    eps=EPS[i % len(EPS)],
+                    eps=EPS[(i // 4) % len(EPS)],
                 )
             )
     return out

@@ -453,6 +453,11 @@ def assess(
             notes.append(
                 f"noise reference lacks steps {_steps_text(missing)}: self-calibration there"
             )
+        if all(s.diff_sq == 0 for s in aligned):
+            notes.append(
+                "the noise reference is bit-identical to the reference: it gives no envelope "
+                "(pass a second healthy run, not a copy)"
+            )
     trend["method"] = (
         "noise_envelope+localisation" if noise_tracks else "self_calibration+localisation"
     )
@@ -467,10 +472,11 @@ def assess(
     first_lever = min((lv.onset for lv in levers), default=None)
     first_jump = min(jumps, key=lambda j: j.step) if jumps else None
 
+    case = _Case(series, trend, notes, run, ref, gpu, host)
     if first_jump is not None and (first_lever is None or first_jump.step <= first_lever):
-        return _sudden(series, first_jump, levers, trend, notes, run, ref, gpu, host)
+        return _sudden(case, first_jump, levers)
     if levers:
-        result = _gradual(series, levers, trend, notes, run, ref, gpu, host)
+        result = _gradual(case, levers)
         if result is not None:
             return result
     trend["benign_top_tensors"] = _benign_summary(series)
@@ -486,16 +492,27 @@ def assess(
     return Assessment("within_noise", False, None, None, trend, None, notes)
 
 
-def _gradual(
-    series: list[StepDiff],
-    levers: list[_Lever],
-    trend: dict[str, Any],
-    notes: list[str],
-    run: str,
-    ref: str,
-    gpu: int | None,
-    host: str | None,
-) -> Assessment | None:
+@dataclass
+class _Case:
+    """What a verdict is about: the series, where the report is being built, and what is
+    known about the run for the finding's verification commands."""
+
+    series: list[StepDiff]
+    trend: dict[str, Any]
+    notes: list[str]
+    run: str
+    ref: str
+    gpu: int | None
+    host: str | None
+
+    def finding(self, entry_id: str, confidence: float, evidence: list[Evidence]) -> Finding:
+        return _finding(
+            entry_id, confidence, evidence, self.run, self.ref, self.gpu, self.host, None
+        )
+
+
+def _gradual(case: _Case, levers: list[_Lever]) -> Assessment | None:
+    series, trend, notes = case.series, case.trend, case.notes
     steps = [s.step for s in series]
     ordered = sorted(levers, key=lambda lv: (lv.onset, -max(lv.excess)))
     onset = ordered[0].onset
@@ -532,23 +549,12 @@ def _gradual(
         )
         for lv in ordered[:5]
     ]
-    finding = _finding(
-        "sdc-gradual-parameter-drift", confidence, evidence, run, ref, gpu, host, None
-    )
+    finding = case.finding("sdc-gradual-parameter-drift", confidence, evidence)
     return Assessment("gradual_drift", True, onset, None, trend, finding, notes)
 
 
-def _sudden(
-    series: list[StepDiff],
-    jump: _Jump,
-    levers: list[_Lever],
-    trend: dict[str, Any],
-    notes: list[str],
-    run: str,
-    ref: str,
-    gpu: int | None,
-    host: str | None,
-) -> Assessment:
+def _sudden(case: _Case, jump: _Jump, levers: list[_Lever]) -> Assessment:
+    series, trend, notes = case.series, case.trend, case.notes
     trend["shape"] = "step"
     trend["onset_step"] = jump.step
     finite = math.isfinite(jump.max_abs)
@@ -583,7 +589,7 @@ def _sudden(
             role="initiating",
         )
     ]
-    finding = _finding("sdc-transient-corruption", 0.85, evidence, run, ref, gpu, host, None)
+    finding = case.finding("sdc-transient-corruption", 0.85, evidence)
     return Assessment("sudden_jump", True, jump.step, None, trend, finding, notes)
 
 
