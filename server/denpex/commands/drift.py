@@ -8,6 +8,7 @@ import json
 import sys
 from typing import Any
 
+from denpex.drift.distributed import under_torchrun
 from denpex.drift.progress import ProgressBar
 
 _DEVICE_HELP = "where reductions run: auto (CUDA when present), cpu or cuda (default auto)"
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--gpu", type=int, help="local GPU index the run trained on (fills dcgmi)")
     p.add_argument("--host", help="host the run trained on")
     _common(p)
-    p.set_defaults(func=_drift)
+    p.set_defaults(func=under_torchrun(_drift))
 
     p = sub.add_parser(
         "replicas",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from denpex.drift import distributed, fingerprints
 from denpex.drift.cache import StepCache, fingerprint
 from denpex.drift.compare import Kernel, compare_readers
 from denpex.drift.discover import Checkpoint, find_checkpoints
@@ -108,7 +109,9 @@ def compare_steps(
                         reader.close()
                 continue
             try:
-                cached = compare_readers(run, ref, run_cp.step, kernel, on_bytes)
+                cached = distributed.combine(
+                    kernel, compare_readers(run, ref, run_cp.step, kernel, on_bytes)
+                )
             finally:
                 run.close()
                 ref.close()
@@ -150,6 +153,8 @@ def drift_report(
     verification commands (``dcgmi diag -r 3 -i <gpu>``)."""
     from denpex.drift.verdict import assess
 
+    if fingerprints.is_fingerprint_dir(run):  # probe output (denpex.probe), not checkpoints
+        return fingerprints.drift_report(run, ref, noise_ref=noise_ref, gpu=gpu, host=host)
     warnings: list[str] = []
     run_cps = _require(run, find_checkpoints(run, warnings), warnings)
     ref_cps = _require(ref, find_checkpoints(ref, warnings), warnings)
@@ -165,7 +170,7 @@ def drift_report(
         noise_pairs = _pairs(noise_cps, ref_cps, [], "reference")
     total = sum(_size(a) + _size(b) for a, b in pairs + noise_pairs)
     counter = _Bytes(total, progress)
-    kernel = Kernel(resolve_device(device))
+    kernel = distributed.make_kernel(resolve_device(device))
     cache = StepCache(cache_dir)
     try:
         series = compare_steps(
@@ -260,6 +265,8 @@ def replicas_report(
 
     if tolerance < 0:
         raise InputError("--tolerance must be >= 0")
+    if fingerprints.is_fingerprint_dir(run):
+        return fingerprints.replicas_report(run, tolerance=tolerance, gpus_per_node=gpus_per_node)
     warnings: list[str] = []
     cps = _require(run, find_checkpoints(run, warnings, replicas=True), warnings)
     counter = _Bytes(sum(_size(c) for c in cps), progress)
