@@ -21,7 +21,11 @@ __all__ = ["LogScanner", "diagnose_paths", "diagnose_text"]
 
 def diagnose_text(text: str, source: str = "<text>") -> list[Finding]:
     scanner = LogScanner()
-    scanner.feed_lines(source, text.splitlines())
+    # Only "\n" ends a line: a tqdm "\r" redraws within one (str.splitlines would split it).
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    scanner.feed_lines(source, lines)
     return scanner.findings()
 
 

@@ -16,6 +16,7 @@ Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split and the f
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from denpex import catalog
@@ -134,7 +135,7 @@ def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecor
     return True
 
 
-def _earliest(hits: list[Hit | None]) -> Hit | None:
+def _earliest(hits: Sequence[Hit | None]) -> Hit | None:
     best: Hit | None = None
     for hit in hits:
         if hit is not None and (best is None or hit.before(best)):
@@ -152,11 +153,20 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int]]:
         return None, ranks
     rank = hit.rank
     if rank is None and "bus" in hit.facts:
-        host = hit.facts.get("host")
-        _gpu, rank = topo.resolve_bus(
-            host if isinstance(host, str) else None, str(hit.facts["bus"])
-        )
+        _gpu, rank = topo.resolve_bus(_fact_str(hit.facts, "host"), str(hit.facts["bus"]))
+    if rank is None and hit.groups.get("pid", "").isdigit():
+        rank = topo.rank_of_pid(int(hit.groups["pid"]))  # mapped by a file read later
     return rank, []
+
+
+def _fact_str(facts: dict[str, object], key: str) -> str | None:
+    value = facts.get(key)
+    return value if isinstance(value, str) else None
+
+
+def _fact_int(facts: dict[str, object], key: str) -> int | None:
+    value = facts.get(key)
+    return value if isinstance(value, int) else None
 
 
 def _close(a: Hit, b: Hit) -> bool:
@@ -187,9 +197,9 @@ def _same_incident(entry: _Entry, root_hit: Hit, root_rank: int | None) -> bool:
 def _place(rank: int | None, hit: Hit, topo: Topology) -> tuple[str | None, int | None, int | None]:
     """(host, gpu, pid) of the initiating rank, from the line itself, then the topology."""
     facts = hit.facts
-    host = facts.get("host") if isinstance(facts.get("host"), str) else None
-    gpu = facts.get("gpu") if isinstance(facts.get("gpu"), int) else None
-    pid = facts.get("pid") if isinstance(facts.get("pid"), int) else None
+    host = _fact_str(facts, "host")
+    gpu = _fact_int(facts, "gpu")
+    pid = _fact_int(facts, "pid")
     groups = hit.groups
     if host is None and groups.get("host"):
         host = groups["host"]
@@ -343,7 +353,10 @@ def _story(
         if suspects:
             story += f" The log names ranks {compress_ranks(suspects)}."
     else:
-        story = f"Only downstream reports were found (first at {where}); no line shows the failure itself."
+        story = (
+            f"Only downstream reports were found (first at {where}); "
+            "no line shows the failure itself."
+        )
         if suspects:
             story += f" Suspect ranks: {compress_ranks(suspects)}."
     if collateral:

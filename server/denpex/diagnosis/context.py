@@ -134,9 +134,10 @@ class Topology:
             if hint_line is not None and 0 < line - hint_line <= _TABLE_SPAN + 1:
                 self.root_cause_hint = r
         elif name == "table_exit":
-            r = self.table_rank(source, line)
-            if r is not None:
-                self.bind(r, pid=int(g["pid"]), host=self._table_host.get(source, (0, None))[1])
+            owner = self.table_rank(source, line)
+            if owner is not None:
+                host_row = self._table_host.get(source)
+                self.bind(owner, pid=int(g["pid"]), host=host_row[1] if host_row else None)
         elif name == "root_cause":
             self._root_cause_line[source] = line
         elif name == "progress" and rank is not None:

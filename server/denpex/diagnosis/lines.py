@@ -29,10 +29,13 @@ def looks_binary(head: bytes) -> bool:
 def iter_blocks(
     stream: BinaryIO, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
 ) -> Iterator[bytes]:
-    """Yield blocks that hold only complete lines, each ending in b"\\n".
+    """Yield blocks that hold only complete lines, each ending in b"\\n", each at most
+    ``block_size + max_line + 1`` bytes.
 
-    A line longer than ``max_line`` is yielded as its first ``max_line`` bytes plus a newline
-    and the rest of it is read and dropped chunk by chunk, never accumulated.
+    A line still unfinished at the end of a chunk that has grown beyond ``max_line`` is
+    yielded as its first ``max_line`` bytes plus a newline, and the rest of it is read and
+    dropped chunk by chunk, never accumulated. (Long lines wholly inside a chunk are cut
+    later, when a line is examined.)
     """
     carry = b""
     skipping = False  # inside the dropped tail of an overlong line

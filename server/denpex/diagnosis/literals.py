@@ -7,14 +7,18 @@ ever decoded and matched (the same idea as grep's "must" strings).
 
 from __future__ import annotations
 
+import importlib
 import re
+from typing import Any
 
-try:  # Python >= 3.11
-    from re import _constants as sre_constants  # type: ignore[attr-defined]
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
+# The stdlib's own regex parser: private, so looked up by name (re._parser from 3.11,
+# sre_parse before).
+try:
+    sre_parse: Any = importlib.import_module("re._parser")
+    sre_constants: Any = importlib.import_module("re._constants")
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+    sre_parse = importlib.import_module("sre_parse")
+    sre_constants = importlib.import_module("sre_constants")
 
 LITERAL = sre_constants.LITERAL
 SUBPATTERN = sre_constants.SUBPATTERN
@@ -43,16 +47,16 @@ def _best(candidates: list[Cover]) -> Cover | None:
     return max(candidates, key=_score) if candidates else None
 
 
-def _cover(items: list[tuple[object, object]]) -> Cover | None:
+def _cover(items: list[tuple[Any, Any]]) -> Cover | None:
     return _best(_candidates(items))
 
 
-def _candidates(items: list[tuple[object, object]]) -> list[Cover]:
+def _candidates(items: list[tuple[Any, Any]]) -> list[Cover]:
     candidates: list[Cover] = []
     run: list[str] = []
     for op, av in items:
         if op is LITERAL:
-            run.append(chr(av))  # type: ignore[call-overload]
+            run.append(chr(av))
             continue
         if run:
             candidates.append(["".join(run)])
@@ -65,14 +69,14 @@ def _candidates(items: list[tuple[object, object]]) -> list[Cover]:
     return [c for c in candidates if min(len(s) for s in c) >= 3]
 
 
-def _item_cover(op: object, av: object) -> Cover | None:
+def _item_cover(op: Any, av: Any) -> Cover | None:
     if op is SUBPATTERN:
-        _group, add_flags, del_flags, sub = av  # type: ignore[misc]
+        _group, add_flags, del_flags, sub = av
         if (add_flags & IGNORECASE) or (del_flags & IGNORECASE):
             return None
         return _cover(list(sub))
     if op is BRANCH:
-        _, branches = av  # type: ignore[misc]
+        _, branches = av
         union: Cover = []
         for branch in branches:
             c = _cover(list(branch))
@@ -81,7 +85,7 @@ def _item_cover(op: object, av: object) -> Cover | None:
             union.extend(c)
         return sorted(set(union))
     if op in (MAX_REPEAT, MIN_REPEAT):
-        lo, _hi, sub = av  # type: ignore[misc]
+        lo, _hi, sub = av
         return _cover(list(sub)) if lo >= 1 else None
     return None
 

@@ -15,16 +15,16 @@ from denpex.diagnosis.context import Topology, extractor
 from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, iter_blocks, looks_binary, visible_segments
 from denpex.diagnosis.matcher import CompiledCatalog, Signal, default_catalog
 from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
-from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
 from denpex.diagnosis.screen import byte_freq
+from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
 from denpex.diagnosis.values import ValueSeries
 from denpex.finding import Finding
-
 
 # Candidate lines per block, none of them a match, after which a unit is searched directly.
 _NOISY_CANDIDATES = 64
 _FREQ_SAMPLE = 256 << 10
 _LOOKBACK_LINES = 12
+_LOOKBACK_BYTES = _LOOKBACK_LINES * 512
 
 
 class LogScanner:
@@ -42,6 +42,7 @@ class LogScanner:
         self._series: dict[tuple[int, str], ValueSeries] = {}
         self._file_rank: dict[str, int | None] = {}
         self._last_ts: dict[str, float] = {}
+        self._tail_ts: dict[str, float] = {}  # last stamp near the end of the last block
         self._seq = 0
 
     # ---- input -------------------------------------------------------------------------
@@ -85,15 +86,16 @@ class LogScanner:
         if self._folded is not None:
             found.extend(self._folded.hits(block.lower()))
         for uid, rx in self._direct:
-            keys = frozenset((uid,))
-            found.extend((m.start(), keys) for m in rx.finditer(block))
+            only = frozenset((uid,))
+            found.extend((m.start(), only) for m in rx.finditer(block))
         for spec in self._cat.values:
             series = self._series.get((spec.signal.key, source))
             if series is None:
                 series = self._series[(spec.signal.key, source)] = ValueSeries(spec)
-            keys = frozenset((self._value_base + spec.signal.key,))
-            found.extend((pos, keys) for pos in series.jumps(block))
+            jump = frozenset((self._value_base + spec.signal.key,))
+            found.extend((pos, jump) for pos in series.jumps(block))
         if not found:
+            self._remember_tail_stamp(source, block)
             return block.count(b"\n")
         found.sort(key=lambda item: item[0])
         line = first_line
@@ -105,7 +107,7 @@ class LogScanner:
             pos = found[i][0]
             start = block.rfind(b"\n", 0, pos) + 1
             end = block.find(b"\n", pos)
-            keys = set(found[i][1])
+            keys: set[int] = set(found[i][1])
             i += 1
             while i < len(found) and found[i][0] < end:
                 keys |= found[i][1]
@@ -115,9 +117,18 @@ class LogScanner:
             line += block.count(b"\n", cursor, start)
             cursor = start
             raw = block[start : min(end, start + MAX_LINE)]
-            confirmed |= self._examine(source, line, raw, keys, _stamp_before(block, start))
+            stamp = _stamp_before(block, start)
+            if stamp is None and start < _LOOKBACK_BYTES:
+                stamp = self._tail_ts.get(source)  # the stamped line may end the last block
+            confirmed |= self._examine(source, line, raw, keys, stamp)
         self._demote_noisy(candidates, confirmed)
+        self._remember_tail_stamp(source, block)
         return line - first_line + block.count(b"\n", cursor)
+
+    def _remember_tail_stamp(self, source: str, block: bytes) -> None:
+        stamp = _stamp_before(block, len(block))
+        if stamp is not None:
+            self._tail_ts[source] = stamp
 
     def _demote_noisy(self, candidates: dict[int, int], confirmed: set[int]) -> None:
         """An anchor that keeps landing on healthy lines ("number of nan iterations:" in
@@ -209,7 +220,7 @@ class LogScanner:
         text = segment[:TEXT_LIMIT]
         for sig, groups in matched:
             self._seq += 1
-            hit = Hit(sig, source, line, text, rank, ts, self._seq, groups, facts)
+            hit = Hit(sig, source, line, text, rank, ts, self._seq, groups, facts, body)
             record = self.records.get(sig.key)
             if record is None:
                 record = self.records[sig.key] = SignalRecord(sig)
@@ -232,7 +243,7 @@ def _stamp_before(block: bytes, start: int) -> float | None:
     """Timestamp of the nearest stamped line among the few lines above ``start``."""
     end = start - 1
     for _ in range(_LOOKBACK_LINES):
-        if end <= 0:
+        if end < 0:
             return None
         begin = block.rfind(b"\n", max(0, end - 512), end) + 1
         ts = timestamps.parse(block[begin:end].decode("utf-8", "replace"))

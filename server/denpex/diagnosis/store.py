@@ -28,6 +28,7 @@ class Hit:
     seq: int  # order of arrival across all inputs
     groups: dict[str, str]
     facts: dict[str, object]
+    message: str  # the text without launcher prefixes: what repeats across ranks
 
     def before(self, other: Hit) -> bool:
         """Earlier by timestamp when both lines carry one, else by order of arrival."""
@@ -69,11 +70,11 @@ class SignalRecord:
             self.first = hit
         if hit.rank is not None:
             known = self.first_by_rank.get(hit.rank)
-            if known is None and len(self.first_by_rank) < RANKS_WITH_FIRST_HIT:
+            if (known is None and len(self.first_by_rank) < RANKS_WITH_FIRST_HIT) or (
+                known is not None and hit.before(known)
+            ):
                 self.first_by_rank[hit.rank] = hit
-            elif known is not None and hit.before(known):
-                self.first_by_rank[hit.rank] = hit
-        key = _VOLATILE.sub("#", hit.text)[:200]
+        key = _VOLATILE.sub("#", hit.message)[:200]
         group = self.messages.get(key)
         if group is None:
             if len(self.messages) >= MESSAGES_PER_SIGNAL:

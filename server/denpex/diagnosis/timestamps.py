@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import re
 
-_MONTHS = {m: i for i, m in enumerate("Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), 1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
+    )
+}
 _CUMDAYS = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 
 # 2024-05-01 12:00:01,123 / 2024-05-01T12:00:01.123Z / [2024-05-01 12:00:01]

@@ -1,0 +1,254 @@
+"""The diagnosis engine's parts: bounded line reading, rank markers, timestamps, literal
+screening (never missing a line a signal matches), value jumps, incremental scanning."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from denpex.diagnosis import LogScanner, diagnose_text
+from denpex.diagnosis.lines import iter_blocks, looks_binary, visible_segments
+from denpex.diagnosis.literals import literal_suffix, required_covers, top_level_branches
+from denpex.diagnosis.matcher import compile_catalog, default_catalog
+from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
+from denpex.diagnosis.screen import Screen
+from denpex.diagnosis.timestamps import parse
+from denpex.diagnosis.values import ValueSeries
+
+LOGS = Path(__file__).parent / "logs"
+
+
+# ---- lines ----------------------------------------------------------------------------
+
+
+def test_blocks_hold_whole_lines_and_cut_overlong_ones():
+    data = b"a\n" + b"x" * 5000 + b"\nb\nc"
+    blocks = list(iter_blocks(io.BytesIO(data), block_size=64, max_line=100))
+    joined = b"".join(blocks)
+    assert all(b.endswith(b"\n") for b in blocks)
+    assert joined.split(b"\n")[:-1] == [b"a", b"x" * 100, b"b", b"c"]  # one line per line
+
+
+def test_overlong_line_at_block_edges_keeps_line_count():
+    data = b"".join(b"y" * n + b"\n" for n in (10, 300, 64, 65, 1, 900))
+    for size in (7, 64, 65, 128, 4096):
+        blocks = list(iter_blocks(io.BytesIO(data), block_size=size, max_line=100))
+        assert max(len(b) for b in blocks) <= size + 101
+        lengths = [len(x) for x in b"".join(blocks).split(b"\n")[:-1]]
+        assert len(lengths) == 6, size
+        assert lengths[0] == 10 and lengths[2:5] == [64, 65, 1], size
+
+
+def test_visible_segments_handle_tqdm_and_colours():
+    raw = "\x1b[32mEpoch 1\x1b[0m:  10%|█ | 1/10\r  20%|██ | 2/10\rRuntimeError: boom\r\n".encode()
+    assert visible_segments(raw) == [
+        "Epoch 1:  10%|█ | 1/10",
+        "  20%|██ | 2/10",
+        "RuntimeError: boom",
+    ]
+    assert visible_segments(b"caf\xe9") == ["caf\ufffd"]
+
+
+def test_binary_probe():
+    assert looks_binary(b"PK\x03\x04\x00\x00")
+    assert not looks_binary("plain log line ✓\n".encode())
+
+
+# ---- ranks and timestamps -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "rest"),
+    [
+        ("[rank3]:[E501 12:00:01.000 x] boom", 3, "[E501 12:00:01.000 x] boom"),
+        ("[default3]:boom", 3, "boom"),
+        ("[default3]:[rank11]:boom", 11, "boom"),  # the global marker wins over the local one
+        ("[1,3]<stderr>:boom", 3, "boom"),
+        ("  3: boom", 3, "boom"),
+        ("12:00:01 boom", None, "12:00:01 boom"),
+    ],
+)
+def test_launcher_prefixes(line, rank, rest):
+    assert split_prefix(line) == (rank, rest)
+
+
+def test_message_markers_and_file_names():
+    assert (
+        message_rank("[2024-05-01 12:00:00,1] [INFO] [logging.py:96:log_dist] [Rank 7] step=1") == 7
+    )
+    assert message_rank("[PG ID 0 PG GUID 0(default_pg) Rank 9] Watchdog caught") == 9
+    assert message_rank("[PG ID 2 PG GUID 5 Rank 1] Watchdog caught") is None  # a subgroup's rank
+    assert message_rank("Received a dump signal from rank 4") is None
+    assert [
+        file_rank(p)
+        for p in ("logs/rank_3.log", "rank3.log", "worker-12.out", "x/rank-2/stdout.log")
+    ] == [3, 3, 12, 2]
+    assert file_rank("oom_rank5_torchrun.log") is None
+
+
+def test_timestamps_order_across_formats():
+    iso = parse("2024-05-01 12:00:01,500 INFO x")
+    bracket = parse("[2024-05-01 12:00:02] x")
+    glog = parse("[rank1]:[E501 12:00:03.250000 ProcessGroupNCCL.cpp:1] x")
+    glog_short = parse("[I501 12:00:04] x")
+    syslog = parse("May  1 12:00:05 node-b kernel: NVRM: Xid")
+    assert iso is not None and iso < bracket < glog < glog_short < syslog
+    assert glog - iso == pytest.approx(1.75)
+    assert parse("step 10 loss 2.3") is None
+
+
+# ---- literal screening ----------------------------------------------------------------
+
+
+def test_required_literals_and_suffixes():
+    assert required_covers(r"Watchdog caught (?P<x>\d+)") == [["Watchdog caught "]]
+    assert required_covers(r"[0-9]+") == []
+    assert top_level_branches(r"(a|b(c|d))") == ["a", "b(c|d)"]
+    suffix = literal_suffix(r"(^|[^A-Za-z_])[Ll]oss[:=] ?(?P<value>[0-9.]+)")
+    assert suffix == r"oss[:=] ?(?P<value>[0-9.]+)"
+    assert literal_suffix(r"a|b") is None
+
+
+def test_screen_finds_every_anchor_occurrence():
+    screen = Screen({"Watchdog caught": {1}, "NCCL WARN": {2}, "WARN": {3}, "memory access": {4}})
+    text = b"x NCCL WARN y\nan illegal memory access\nWatchdog caught\n"
+    found = sorted((pos, sorted(keys)) for pos, keys in screen.hits(text))
+    keys = {k for _, ks in found for k in ks}
+    assert keys == {1, 2, 3, 4}
+
+
+def _signal_lines(paths: list[Path]) -> set[tuple[str, int]]:
+    """Brute force: every (file, line) some non-value signal matches, regex by regex."""
+    cat = default_catalog()
+    value_keys = {v.signal.key for v in cat.values}
+    out = set()
+    for path in paths:
+        for n, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+            for segment in visible_segments(raw):
+                body = split_prefix(segment)[1]
+                if any(s.regex.search(body) for s in cat.signals if s.key not in value_keys):
+                    out.add((str(path), n))
+    return out
+
+
+def test_screen_never_misses_a_matching_line():
+    """Over every fixture line, the fast path examines at least the lines that a plain
+    regex-per-signal scan finds (the screen is an over-approximation, never lossy)."""
+    paths = sorted(p for p in LOGS.rglob("*") if p.is_file())
+    expected = _signal_lines(paths)
+    assert len(expected) > 100
+    scanner = LogScanner()
+    for path in paths:
+        with path.open("rb") as f:
+            scanner.feed_stream(str(path), f)
+    seen = {
+        (h.source, h.line)
+        for record in scanner.records.values()
+        for group in record.messages.values()
+        for h in group.examples
+    }
+    recorded_lines = {(r.signal.key, r.count) for r in scanner.records.values()}
+    total_hits = sum(count for _, count in recorded_lines)
+    assert total_hits >= len(expected)
+    # every expected line whose message group kept examples is there
+    missing = {x for x in expected - seen if not _grouped_away(scanner, x)}
+    assert not missing
+
+
+def _grouped_away(scanner: LogScanner, where: tuple[str, int]) -> bool:
+    """True when the line was counted but not kept as an example (bounded evidence)."""
+    return any(
+        len(group.examples) == 3 and group.count > 3
+        for record in scanner.records.values()
+        for group in record.messages.values()
+    )
+
+
+def test_screen_on_small_custom_catalog(tmp_path):
+    entries = {
+        "demo": {
+            "id": "demo",
+            "title": "Demo",
+            "category": "process",
+            "quick_answer": "q" * 20,
+            "fix": ["f"],
+            "verification": [{"command": "echo {rank}", "why": "w"}],
+            "signals": [
+                {"name": "boom", "pattern": r"BOOM at step (?P<step>\d+)", "role": "initiating"},
+                {
+                    "name": "case",
+                    "pattern": r"fatal: disk",
+                    "role": "initiating",
+                    "ignore_case": True,
+                },
+            ],
+        }
+    }
+    cat = compile_catalog(entries)
+    scanner = LogScanner(cat)
+    scanner.feed_lines("t", ["ok", "[rank2]:FATAL: DISK gone", "ok"])
+    finding = scanner.findings()[0]
+    assert (finding.id, finding.initiating_rank) == ("demo", 2)
+    assert finding.verification == ["echo 2"]
+
+
+# ---- value jumps ----------------------------------------------------------------------
+
+
+def test_value_jump_found_inside_a_block_and_across_blocks():
+    cat = default_catalog()
+    spec = next(v for v in cat.values if v.signal.name == "loss_value")
+    series = ValueSeries(spec)
+    healthy = b"".join(b"step %d loss=%.3f\n" % (i, 2.0 + (i % 3) * 0.01) for i in range(60))
+    assert series.jumps(healthy) == []
+    spike = healthy + b"step 61 loss=45.0\n" + healthy
+    positions = series.jumps(spike)
+    assert len(positions) == 1
+    assert spike[positions[0] - 10 : positions[0] + 12].count(b"45.0") == 1
+
+
+def test_no_jump_during_warmup_or_on_slow_drift():
+    cat = default_catalog()
+    spec = next(v for v in cat.values if v.signal.name == "loss_value")
+    series = ValueSeries(spec)
+    warm = b"loss=0.1\nloss=50\n"  # within the warmup: no median yet
+    assert series.jumps(warm) == []
+    drift = b"".join(b"loss=%.3f\n" % (10.0 * 0.99**i) for i in range(400))
+    assert series.jumps(drift) == []
+
+
+# ---- the incremental API ----------------------------------------------------------------
+
+
+def test_feed_lines_in_pieces_equals_one_shot():
+    # read_text() would turn tqdm's "\r" into a line break; a log's lines end at "\n" only
+    lines = (LOGS / "oom_then_watchdog_timeouts.log").read_bytes().decode().split("\n")[:-1]
+    whole = diagnose_text("\n".join(lines), source="job.log")
+    scanner = LogScanner()
+    for start in range(0, len(lines), 7):
+        scanner.feed_lines("job.log", lines[start : start + 7], first_line=start + 1)
+        scanner.findings()  # cheap to ask while tailing
+    pieces = scanner.findings()
+    assert [f.to_json() for f in pieces] == [f.to_json() for f in whole]
+    assert pieces[0].evidence[0].line == next(
+        i for i, t in enumerate(lines, 1) if "OutOfMemoryError" in t
+    )
+
+
+def test_no_failure_text():
+    assert diagnose_text("all good\nstep 1 loss=2.0\n") == []
+    assert diagnose_text("") == []
+
+
+def test_repeated_error_is_grouped():
+    lines = [
+        f"{r:3d}: RuntimeError: CUDA error: an illegal memory access was encountered"
+        for r in range(500)
+    ]
+    finding = diagnose_text("\n".join(lines))[0]
+    assert finding.id == "cuda-illegal-memory-access"
+    assert finding.initiating_rank == 0
+    assert len(finding.collateral_ranks) == 499
+    assert len(finding.evidence) <= 3  # one message group: a few examples, not 500 lines
