@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,22 @@ def test_fingerprint_reports_follow_the_drift_report_schema(runs: Path) -> None:
     assert report["finding"]["id"] == "sdc-gradual-parameter-drift"
     with pytest.raises(InputError, match="must too"):
         fingerprints.drift_report(str(runs / "faulty"), str(runs))
+
+
+@pytest.mark.slow
+def test_cli_reads_fingerprint_directories(runs: Path) -> None:
+    def denpex(*args: Path | str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "denpex", *map(str, args)]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+    done = denpex(
+        "drift", runs / "faulty", "--ref", runs / "ref", "--noise-ref", runs / "noise", "--json"
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "gradual_drift"
+    assert report["onset_step"] in (FAULT_STEP, FAULT_STEP + EVERY)
+    done = denpex("drift", runs / "rerun", "--ref", runs / "ref", "--noise-ref", runs / "noise")
+    assert done.returncode == 0, done.stderr
+    done = denpex("drift", runs / "faulty", "--ref", runs)  # fingerprints against no fingerprints
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "must too" in done.stderr

@@ -13,6 +13,8 @@ import json
 import logging
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,13 @@ def test_three_ranks_majority_vote_and_replica_report(tmp_path: Path) -> None:
         else:
             assert moved[0] == moved[1] == 0.0 and moved[2] > 0
             assert rs.ranks[2].top_tensors(1)[0].name == FAULTY_TENSOR
+    done = subprocess.run(
+        [sys.executable, "-m", "denpex", "replicas", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "replica_divergence" and report["faulty_rank"] == 2
+    assert report["onset_step"] == 15
