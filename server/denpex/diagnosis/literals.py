@@ -181,3 +181,13 @@ def _sole_group(tokens: list[str]) -> str | None:
         if inner.startswith(opener):
             return inner[inner.index(">") + 1 :] if opener == "?P<" else inner[2:]
     return None if inner.startswith("?") else inner
+
+
+def split_literal_run(pattern: str) -> tuple[str, str]:
+    """("Watchdog caught ", "(?P<x>...)..."): the pattern's leading literal characters (as
+    written, escapes kept) and the rest."""
+    tokens = _TOKEN.findall(pattern)
+    n = 0
+    while n < len(tokens) and _is_literal(tokens[n]) and not _quantified(tokens, n):
+        n += 1
+    return "".join(tokens[:n]), "".join(tokens[n:])

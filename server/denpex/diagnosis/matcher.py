@@ -14,7 +14,12 @@ from functools import cache
 from typing import Any
 
 from denpex import catalog
-from denpex.diagnosis.literals import literal_suffix, required_covers, top_level_branches
+from denpex.diagnosis.literals import (
+    literal_suffix,
+    required_covers,
+    split_literal_run,
+    top_level_branches,
+)
 from denpex.diagnosis.screen import Screen
 from denpex.finding import Role
 
@@ -137,9 +142,7 @@ def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
     for branch in top_level_branches(pattern):
         covers = [[s.lower() for s in c] if folds else c for c in required_covers(branch)]
         suffix = literal_suffix(branch)
-        direct = (
-            re.compile(suffix.encode("utf-8"), flags | re.MULTILINE) if suffix is not None else None
-        )
+        direct = _direct_regex(suffix, folds) if suffix is not None else None
         cover = _pick_cover(covers) if covers else []
         if cover and _too_common(cover) and direct is not None:
             cover = []
@@ -160,6 +163,17 @@ def default_catalog() -> CompiledCatalog:
 # Words that fill healthy step lines; a cover made of them would send every step line to
 # the slow path, so a signal screens on its rarer literals when it has any.
 _COMMON = ("loss", "step", "iter", "rank", "INFO", "lr", "grad", "norm", "time", "epoch")
+
+
+def _direct_regex(suffix: str, folds: bool) -> re.Pattern[bytes]:
+    """The suffix compiled for a whole-block search. A case-insensitive one is searched in the
+    lower-cased block: its leading literal lower-cased and matched case-sensitively (so the
+    engine can jump between its occurrences) and only the rest case-insensitively."""
+    if not folds:
+        return re.compile(suffix.encode("utf-8"), re.MULTILINE)
+    run, rest = split_literal_run(suffix)
+    pattern = run.lower() + (f"(?i:{rest})" if rest else "")
+    return re.compile(pattern.encode("utf-8"), re.MULTILINE)
 
 
 def _too_common(cover: list[str]) -> bool:

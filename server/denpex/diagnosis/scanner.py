@@ -21,7 +21,7 @@ from denpex.diagnosis.values import ValueSeries
 from denpex.finding import Finding
 
 # Candidate lines per block, none of them a match, after which a unit is searched directly.
-_NOISY_CANDIDATES = 64
+_NOISY_CANDIDATES = 256
 _FREQ_SAMPLE = 256 << 10
 _LOOKBACK_LINES = 12
 _LOOKBACK_BYTES = _LOOKBACK_LINES * 512
@@ -84,10 +84,15 @@ class LogScanner:
             self._screen, self._folded = self._cat.screens(self._demoted, self._freq)
         found: list[tuple[int, frozenset[int]]] = list(self._screen.hits(block))
         if self._folded is not None:
-            found.extend(self._folded.hits(block.lower()))
+            found.extend(self._folded.hits(block.lower()))  # ignore_case signals' anchors
+        lowered: bytes | None = None
         for uid, rx in self._direct:
             only = frozenset((uid,))
-            found.extend((m.start(), only) for m in rx.finditer(block))
+            text = block
+            if self._cat.units[uid].folded:
+                lowered = block.lower() if lowered is None else lowered
+                text = lowered
+            found.extend((m.start(), only) for m in rx.finditer(text))
         for spec in self._cat.values:
             series = self._series.get((spec.signal.key, source))
             if series is None:

@@ -37,10 +37,10 @@ _FREQ = {
 _FREQ.update({b: 0.2 for b in range(32, 127) if b not in _FREQ})  # capitals, rare letters
 # An anchor keeps at least this many bytes (or the whole literal when shorter): fewer bytes
 # would match healthy text too often ("oss" is in every loss line).
-_MIN_ANCHOR = 7
+_MIN_ANCHOR = 5
 # Bytes at most this frequent (%) share the translated pass: the scan stops on each of them,
 # and a stop costs as much as ~100 bytes of plain scanning.
-_RARE = 0.2
+_RARE = 0.8
 _SENTINEL = 0
 
 
