@@ -13,6 +13,7 @@ over a few threads; numpy releases the GIL in its loops) and torch for ``--devic
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -86,15 +87,29 @@ class _Partial:
     mismatched: int
 
 
+_scratch = threading.local()
+
+
+def _buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A per-thread temporary reused across blocks (fresh ones page-fault every time)."""
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buf = getattr(_scratch, name, None)
+    if buf is None or buf.nbytes < n:
+        buf = np.empty(n, np.uint8)
+        setattr(_scratch, name, buf)
+    return buf[:n].view(dtype).reshape(shape)
+
+
 def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
-    d = np.subtract(x, y)
+    d = np.subtract(x, y, out=_buffer("d", x.shape, x.dtype))
     # x - y == 0 exactly when x == y (IEEE, gradual underflow): count on the bit pattern,
     # which numpy counts far faster than floats.
     mismatched = int(np.count_nonzero(d.view(np.int32 if d.dtype == np.float32 else np.int64)))
     max_abs = float(max(d.max(), -d.min())) if d.size else 0.0
-    sq = np.multiply(d, d, dtype=np.float64)  # exact: a float32 product fits a float64
+    # exact: a float32 product fits a float64
+    sq = np.multiply(d, d, out=_buffer("sq", x.shape, np.float64), dtype=np.float64)
     row_sq = sq.sum(axis=1)
-    col_sq = np.ones(sq.shape[0]) @ sq
+    col_sq = sq.sum(axis=0)  # not a BLAS gemv: BLAS threads would fight the block threads
     np.multiply(y, y, out=sq, dtype=np.float64)
     return _Partial(r0, row_sq, col_sq, float(sq.sum()), max_abs, mismatched)
 

@@ -24,6 +24,7 @@ import mmap
 import os
 import re
 import struct
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -134,6 +135,9 @@ class SafetensorsReader:
         self.warnings: list[str] = []
         self._entries: dict[str, _StEntry] = {}
         self._fds: list[int] = []
+        # One reusable buffer per thread: a fresh allocation per block would page-fault
+        # its way through every block again (slower than the read itself).
+        self._buffers = threading.local()
         for file in files:
             header, base = read_safetensors_header(file)
             fd = os.open(file, os.O_RDONLY)
@@ -160,8 +164,12 @@ class SafetensorsReader:
     def block(self, name: str, r0: int, r1: int) -> np.ndarray:
         e = self._entries[name]
         meta = self.tensors[name]
-        out = np.empty((r1 - r0, meta.cols), dtype=e.np_dtype)
-        view = memoryview(out).cast("B")  # type: ignore[arg-type]
+        nbytes = (r1 - r0) * e.row_bytes
+        buf = getattr(self._buffers, "buf", None)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self._buffers.buf = np.empty(nbytes, np.uint8)
+        out = buf[:nbytes].view(e.np_dtype).reshape(r1 - r0, meta.cols)
+        view = memoryview(buf[:nbytes])  # type: ignore[arg-type]
         offset = e.start + r0 * e.row_bytes
         done = 0
         while done < len(view):

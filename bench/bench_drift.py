@@ -1,0 +1,270 @@
+"""Drift engine benchmark: Denpex against a naive comparison on large checkpoints.
+
+Writes a run/reference pair of LLM-shaped fp32 checkpoints (embedding and LM head
+32000x2048, layers of 2048x2048 attention and 2048x5504 / 5504x2048 MLP matrices; about
+2.1 GB each by default) as safetensors and as torch .pt, then measures in one go, on a hot
+page cache (every file is read once before any timing):
+
+- Denpex: `denpex drift RUN --ref REF --json --device cpu`, a real CLI subprocess: wall
+  time and peak RSS (from wait4, so only that process is counted).
+- naive: `torch.load` both files (safetensors: `safetensors.torch.load_file`), loop over
+  the tensors, `(a - b).norm()` in float32; wall time, peak RSS and its relative error
+  against an independent float64 computation.
+- raw hot read: both files read with 16 MB buffered reads (the floor any reader pays).
+- memory bandwidth: a numpy sum over a 1 GB array.
+
+Usage: .venv/bin/python bench/bench_drift.py [--gb 2.1] [--dir /tmp] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HIDDEN, FFN, VOCAB = 2048, 5504, 32000
+TARGETS = {"pt": 3.0, "safetensors": 1.5}
+
+
+def shapes(gb: float) -> list[tuple[str, tuple[int, int]]]:
+    out = [("model.embed_tokens.weight", (VOCAB, HIDDEN)), ("lm_head.weight", (VOCAB, HIDDEN))]
+    layer = 0
+    while sum(r * c for _, (r, c) in out) * 4 < gb * 1e9:
+        p = f"model.layers.{layer}"
+        for name in ("q_proj", "k_proj", "v_proj", "o_proj"):
+            out.append((f"{p}.self_attn.{name}.weight", (HIDDEN, HIDDEN)))
+        out.append((f"{p}.mlp.gate_proj.weight", (FFN, HIDDEN)))
+        out.append((f"{p}.mlp.up_proj.weight", (FFN, HIDDEN)))
+        out.append((f"{p}.mlp.down_proj.weight", (HIDDEN, FFN)))
+        layer += 1
+    return out
+
+
+def tensors(layout: list[tuple[str, tuple[int, int]]], seed: int, perturb: bool):
+    """The reference weights, or the run's: the same plus drift on every 7th row."""
+    for i, (name, shape) in enumerate(layout):
+        rng = np.random.default_rng(1000 + i)
+        x = rng.standard_normal(shape, dtype=np.float32) * np.float32(0.02)
+        if perturb:
+            noise = np.random.default_rng(seed + i).standard_normal((len(x[::7]), shape[1]))
+            x[::7] += (noise * 1e-4).astype(np.float32)
+        yield name, x
+
+
+def write_safetensors(path: Path, items) -> None:
+    """Streamed writer (the format is a JSON header then raw little-endian bytes)."""
+    items = list(items)
+    header, offset = {}, 0
+    for name, x in items:
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(x.shape),
+            "data_offsets": [offset, offset + x.nbytes],
+        }
+        offset += x.nbytes
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(raw)) + raw)
+        for _, x in items:
+            f.write(memoryview(np.ascontiguousarray(x)).cast("B"))
+
+
+def write_pair(root: Path, gb: float) -> dict[str, tuple[Path, Path]]:
+    import torch
+
+    layout = shapes(gb)
+    files: dict[str, tuple[Path, Path]] = {}
+    for side, perturb in (("ref", False), ("run", True)):
+        items = list(tensors(layout, 7, perturb))
+        for fmt in ("safetensors", "pt"):
+            d = root / fmt / side
+            d.mkdir(parents=True, exist_ok=True)
+            path = d / f"step_1.{fmt}"
+            if fmt == "safetensors":
+                write_safetensors(path, items)
+            else:
+                torch.save({n: torch.from_numpy(x) for n, x in items}, path)
+        del items
+    for fmt in ("safetensors", "pt"):
+        files[fmt] = (root / fmt / "run" / f"step_1.{fmt}", root / fmt / "ref" / f"step_1.{fmt}")
+    return files
+
+
+# Peak RSS is read by the measured process itself from /proc/self/status (VmHWM, the
+# high-water mark of its own address space). ru_maxrss from wait4 would not do: on Linux a
+# child inherits the parent's high-water mark across fork/exec.
+HWM = (
+    "import atexit, sys; atexit.register(lambda: sys.stderr.write('\\nVmHWM ' + "
+    "[l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1] + '\\n'))\n"
+)
+CLI = HWM + "import sys; from denpex.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def run_measured(code: str, *args: str) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of ``python -c code args``."""
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode not in (0, 1) or "VmHWM" not in done.stderr:
+        raise SystemExit(f"{args[:3]}: exit {done.returncode}: {done.stderr.strip()[-800:]}")
+    hwm_kb = int(done.stderr.rsplit("VmHWM ", 1)[1].split()[0])
+    return wall, hwm_kb / 1024, done.stdout
+
+
+NAIVE = r"""
+import sys, math
+import torch
+fmt, a_path, b_path = sys.argv[1:4]
+if fmt == "pt":
+    a, b = torch.load(a_path, weights_only=True), torch.load(b_path, weights_only=True)
+else:
+    from safetensors.torch import load_file
+    a, b = load_file(a_path), load_file(b_path)
+sq = 0.0
+for k in b:
+    sq += float((a[k] - b[k]).norm()) ** 2
+print(math.sqrt(sq))
+"""
+
+
+def float64_l2(a: Path, b: Path) -> float:
+    """Independent exact figure: safetensors bytes through numpy, float64 throughout."""
+    from denpex.drift.readers import read_safetensors_header
+
+    def arrays(path: Path) -> dict[str, np.ndarray]:
+        header, base = read_safetensors_header(str(path))
+        raw = np.memmap(path, dtype=np.uint8, mode="r")
+        return {
+            k: raw[base + v["data_offsets"][0] : base + v["data_offsets"][1]].view(np.float32)
+            for k, v in header.items()
+            if k != "__metadata__"
+        }
+
+    xa, xb = arrays(a), arrays(b)
+    parts = []
+    for k, y in xb.items():
+        for i in range(0, y.size, 1 << 22):
+            d = xa[k][i : i + (1 << 22)].astype(np.float64) - y[i : i + (1 << 22)]
+            parts.append(float(np.dot(d, d)))
+    return math.sqrt(math.fsum(parts))
+
+
+def hot_read(paths: list[Path]) -> float:
+    buf = bytearray(16 << 20)
+    view = memoryview(buf)
+    t0 = time.perf_counter()
+    for p in paths:
+        with open(p, "rb", buffering=0) as f:
+            while f.readinto(view):
+                pass
+    return time.perf_counter() - t0
+
+
+def bandwidth() -> float:
+    x = np.ones(1 << 28, dtype=np.float32)  # 1 GiB
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        x.sum()
+        best = min(best, time.perf_counter() - t0)
+    return x.nbytes / best / 1e9
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gb", type=float, default=2.1, help="size of each checkpoint (GB)")
+    ap.add_argument("--dir", default=tempfile.gettempdir(), help="where to write the checkpoints")
+    ap.add_argument("--keep", action="store_true", help="keep the generated files")
+    args = ap.parse_args()
+    need = 4 * args.gb * 1e9 * 1.1
+    free = shutil.disk_usage(args.dir).free
+    if free < need:
+        print(
+            f"bench_drift: needs {need / 1e9:.1f} GB free in {args.dir}, has {free / 1e9:.1f}",
+            file=sys.stderr,
+        )
+        return 2
+    root = Path(tempfile.mkdtemp(prefix="denpex-bench-", dir=args.dir))
+    try:
+        t0 = time.perf_counter()
+        files = write_pair(root, args.gb)
+        print(f"wrote 4 checkpoints in {time.perf_counter() - t0:.0f} s under {root}")
+        largest = 4 * VOCAB * HIDDEN / 1e6
+        rss_budget = 2 * largest + 500
+        print(f"memory bandwidth (numpy sum, 1 GiB): {bandwidth():.1f} GB/s")
+        exact = float64_l2(*files["safetensors"])
+        results = {}
+        for fmt, (run, ref) in files.items():
+            size = run.stat().st_size + ref.stat().st_size
+            hot_read([run, ref])  # warm the page cache
+            raw = min(hot_read([run, ref]) for _ in range(2))
+            cli = ["drift", str(run.parent), "--ref", str(ref.parent), "--json", "--device", "cpu"]
+            d_wall, d_rss, out = min(
+                (run_measured(CLI, *cli) for _ in range(2)), key=lambda r: r[0]
+            )
+            d_l2 = json.loads(out)["points"][0]["l2"]
+            n_wall, n_rss, n_out = run_measured(HWM + NAIVE, fmt, str(run), str(ref))
+            n_l2 = float(n_out)
+            results[fmt] = {
+                "size_gb": size / 1e9,
+                "raw_hot_read_s": raw,
+                "denpex_s": d_wall,
+                "denpex_rss_mb": d_rss,
+                "naive_s": n_wall,
+                "naive_rss_mb": n_rss,
+                "speedup": n_wall / d_wall,
+                "of_raw_read": raw / d_wall,
+                "denpex_rel_err": abs(d_l2 - exact) / exact,
+                "naive_rel_err": abs(n_l2 - exact) / exact,
+            }
+        print(f"largest tensor {largest:.0f} MB -> RSS budget {rss_budget:.0f} MB")
+        print(f"float64 l2 {exact:.6e}")
+        cols = ("format", "GB", "raw read", "denpex", "RSS MB", "naive", "RSS MB", "speedup")
+        print(
+            "".join(f"{c:>10}" for c in cols) + f"{'of raw':>8}{'err denpex':>12}{'err naive':>11}"
+        )
+        for fmt, r in results.items():
+            cells = (
+                fmt,
+                f"{r['size_gb']:.2f}",
+                f"{r['raw_hot_read_s']:.2f}s",
+                f"{r['denpex_s']:.2f}s",
+                f"{r['denpex_rss_mb']:.0f}",
+                f"{r['naive_s']:.2f}s",
+                f"{r['naive_rss_mb']:.0f}",
+                f"{r['speedup']:.2f}x",
+            )
+            print(
+                "".join(f"{c:>10}" for c in cells)
+                + f"{r['of_raw_read']:>8.0%}{r['denpex_rel_err']:>12.1e}{r['naive_rel_err']:>11.1e}"
+            )
+        for fmt, r in results.items():
+            checks = {
+                f"speedup >= {TARGETS[fmt]}x": r["speedup"] >= TARGETS[fmt],
+                ">= 50% of raw hot read": r["of_raw_read"] >= 0.5,
+                f"RSS <= {rss_budget:.0f} MB": r["denpex_rss_mb"] <= rss_budget,
+                "float64-exact (rel err < 1e-9)": r["denpex_rel_err"] < 1e-9,
+            }
+            print(
+                f"{fmt}: "
+                + ", ".join(f"{k}: {'met' if ok else 'MISSED'}" for k, ok in checks.items())
+            )
+        print(json.dumps(results))
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
