@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -127,5 +129,51 @@ async def test_missing_deleted_and_unreadable_checkpoint_dirs(tmp_path: Path) ->
             sorted(status["missing"]) == sorted([str(missing), str(run)])
             and status["watching"] == []
         )
+    finally:
+        await stop(s)
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker in /proc")
+async def test_a_crashing_worker_is_reported_and_the_next_check_runs(tmp_path: Path) -> None:
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    states = _save_run(ref)
+    run.mkdir()
+    for step, state in states[:4]:
+        _write(ref, step, state)
+        _write(run, step, state)
+    settings = {
+        "checkpoints": {"watch": [str(run)], "reference": str(ref)},
+        "drift": {"device": "cpu"},
+    }
+    s = await start(tmp_path, settings)
+    try:
+        # Kill the first worker as soon as it exists: a crash (SIGKILL), as the OOM killer does.
+        def worker() -> int | None:
+            for child in _children(s.pid):
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+                if b"denpex.lsp.drift_worker" in cmdline:
+                    return child
+            return None
+
+        pid = await s.wait_for(worker, TIMEOUT)
+        os.kill(pid, signal.SIGKILL)
+        message = await s.wait_for(
+            lambda: next((m for m in s.client.messages if "drift worker" in m.message), None),
+            TIMEOUT,
+        )
+        assert "exited with code -9" in message.message
+        assert (await s.status())["watching"] == [str(run)]
+        # The server carries on: the next checkpoint is compared by a fresh worker.
+        _write(ref, 50, states[4][1])
+        _write(run, 50, states[4][1])
+        report = await s.wait_for(lambda: next(iter(_updates(s)), None), TIMEOUT)
+        assert report["verdict"] == "identical" and not report["flagged"]
     finally:
         await stop(s)

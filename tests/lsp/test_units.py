@@ -66,8 +66,11 @@ def test_document_edits_keep_line_bookkeeping_exact() -> None:
             for i in range(len(text) + 1)
             if not (0 < i < len(text) and text[i - 1] == "\r" and text[i] == "\n")
         ]
-        if rng.random() < 0.6:
+        roll = rng.random()
+        if roll < 0.5:
             start = end = len(text)  # an append, the common case for logs
+        elif roll < 0.7:
+            start, end = rng.choice(offsets), len(text)  # the end rewritten (a reload)
         else:
             start, end = sorted(rng.sample(offsets, 2)) if len(offsets) > 1 else (0, 0)
         insert = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 4)))

@@ -23,6 +23,7 @@ from lsprotocol import types
 from denpex.diagnosis import LogScanner
 from denpex.finding import Finding
 from denpex.lsp import positions
+from denpex.lsp.pieces import Pieces
 
 BLOCK = 1 << 20  # characters fed to the scanner per step: bounds the extra memory
 
@@ -48,7 +49,7 @@ class LogDocument:
         self.source = source  # what evidence lines name: the file path, else the uri
         self.encoding = encoding
         self.version = version
-        self.text = text
+        self._text = Pieces(text)
         self._breaks = positions.count_breaks(text)
         self._last_start = max(positions.last_break_end(text), 0)
         self._lock = threading.Lock()
@@ -66,14 +67,22 @@ class LogDocument:
         """0-based index of the last line (the number of line breaks)."""
         return self._breaks
 
+    @property
+    def text(self) -> str:
+        """The whole text (joins the pieces: O(size) after appends)."""
+        with self._lock:
+            return self._text.whole()
+
     def _offset(self, pos: types.Position) -> int:
         if pos.line >= self._breaks:
-            start = self._last_start
             if pos.line > self._breaks:
-                return len(self.text)
+                return self._text.length
+            start = self._last_start
+            line = self._text.tail(start)  # the last line: no break after it
         else:
-            start = positions.line_start(self.text, pos.line)
-        line = positions.line_at(self.text, start)
+            text = self._text.whole()
+            start = positions.line_start(text, pos.line)
+            line = positions.line_at(text, start)
         return start + positions.index_of_units(line, pos.character, self.encoding)
 
     def apply(self, change: types.TextDocumentContentChangeEvent, version: int) -> None:
@@ -82,89 +91,85 @@ class LogDocument:
             if isinstance(change, types.TextDocumentContentChangeWholeDocument):
                 self._replace_all(change.text)
             else:
-                self._edit(
-                    self._offset(change.range.start), self._offset(change.range.end), change.text
-                )
+                start = self._offset(change.range.start)
+                self._edit(start, max(self._offset(change.range.end), start), change.text)
 
     def _replace_all(self, new: str) -> None:
         # Clients with full sync resend everything; a log that only grew keeps its prefix.
-        old, keep = self.text, self._last_start
+        old, keep = self._text.whole(), self._last_start
         same_prefix = len(new) >= keep and new.startswith(old[:keep])
         self._min_edit = min(self._min_edit, keep if same_prefix else 0)
-        self.text = new
+        self._text = Pieces(new)
         self._breaks = positions.count_breaks(new)
         self._last_start = max(positions.last_break_end(new), 0)
 
     def _edit(self, start: int, end: int, inserted: str) -> None:
-        text = self.text
-        if start == end == len(text):
-            # An append. Dropping the attribute's reference first leaves `text` as the only
-            # one, so CPython can grow the string in place instead of copying 100 MB.
-            self.text = ""
-            text += inserted
-            self.text = text
-        else:
-            self.text = text[:start] + inserted + text[end:]
+        ls = self._last_start
+        before = self._text.char_at(ls - 1) if ls > 0 else ""
+        self._text.replace(start, end, inserted)
         self._min_edit = min(self._min_edit, start)
-        if start >= self._last_start:
+        if start >= ls:
             # Within the last line: only the new text can add breaks. A "\n" landing right
             # after a "\r" joins it into one "\r\n" break instead of adding one.
-            ls = self._last_start
-            tail = self.text[ls:]
-            joined = ls > 0 and text[ls - 1] == "\r" and tail.startswith("\n")
+            tail = self._text.tail(ls)
+            joined = before == "\r" and tail.startswith("\n")
             self._breaks += positions.count_breaks(tail) - joined
             end_in_tail = positions.last_break_end(tail)
             if end_in_tail > 0:
                 self._last_start = ls + end_in_tail
         else:
-            self._breaks = positions.count_breaks(self.text)
-            self._last_start = max(positions.last_break_end(self.text), 0)
+            text = self._text.whole()
+            self._breaks = positions.count_breaks(text)
+            self._last_start = max(positions.last_break_end(text), 0)
 
     # -- diagnosis (worker thread) -------------------------------------------------------
 
     def scan(self) -> Scan:
         with self._lock:
-            text, version, min_edit = self.text, self.version, self._min_edit
+            version, min_edit = self.version, self._min_edit
             self._min_edit = sys.maxsize
             last_line, last_start = self._breaks, self._last_start
-        full = self._scanner is None or self._partial_fed or min_edit < self._fed_offset
+            full = self._scanner is None or self._partial_fed or min_edit < self._fed_offset
+            base = 0 if full else self._fed_offset
+            # Only what the scanner has not read is copied out: O(growth) for a growing log.
+            window = self._text.whole() if full else self._text.tail(base)
+            last_text = self._text.tail(last_start)
         if full:
             self._scanner = LogScanner()
-            self._fed_offset = self._fed_lines = 0
+            self._fed_lines = 0
         scanner = self._scanner
         assert scanner is not None
         lines_before = self._fed_lines
         # Complete lines end at the last break; a trailing "\r" may still become "\r\n".
-        end = positions.last_break_end(text, 0, len(text) - text.endswith("\r"))
-        pos = self._fed_offset
+        end = positions.last_break_end(window, 0, len(window) - window.endswith("\r"))
+        pos = 0
         while pos < end:
-            stop = positions.last_break_end(text, pos, min(pos + BLOCK, end))
+            stop = positions.last_break_end(window, pos, min(pos + BLOCK, end))
             if stop < 0:  # one line longer than a block
-                m = positions.BREAK.search(text, pos + BLOCK)
+                m = positions.BREAK.search(window, pos + BLOCK)
                 stop = m.end() if m and m.end() <= end else end
-            elif text[stop - 1] == "\r" and stop < end and text[stop] == "\n":
+            elif window[stop - 1] == "\r" and stop < end and window[stop] == "\n":
                 stop += 1
-            lines = positions.split_lines(text[pos:stop])
+            lines = positions.split_lines(window[pos:stop])
             scanner.feed_lines(self.source, lines, first_line=self._fed_lines + 1)
             self._fed_lines += len(lines)
             pos = stop
-        self._fed_offset = pos
-        tail = text[pos:].removesuffix("\r")
+        self._fed_offset = base + pos
+        tail = window[pos:].removesuffix("\r")
         # A last line without its break is read too (a pasted traceback often lacks one),
         # but since the next edit may extend it, that edit triggers a full rescan.
         self._partial_fed = bool(tail)
         if tail:
             scanner.feed_lines(self.source, [tail], first_line=self._fed_lines + 1)
-            self._fed_offset = len(text)
+            self._fed_offset = base + len(window)
         self.findings = scanner.findings()
-        last_units = positions.units(positions.line_at(text, last_start), self.encoding)
         return Scan(
             version=version,
             findings=self.findings,
             full=full,
             lines_read=self._fed_lines - lines_before + bool(tail),
             last_line=last_line,
-            last_line_units=last_units,
+            last_line_units=positions.units(positions.line_at(last_text, 0), self.encoding),
         )
 
     def line_range_text(self, first: int, last: int) -> tuple[str, int]:
