@@ -20,6 +20,9 @@ def test_hf_trainer_callback_probes_every_n_optimizer_steps(tmp_path: Path) -> N
     transformers = pytest.importorskip(
         "transformers", reason="transformers is not installed: its callback cannot be exercised"
     )
+    pytest.importorskip(
+        "accelerate", reason="transformers' Trainer needs accelerate, which is not installed"
+    )
     from denpex.probe.callbacks_hf import DriftProbeCallback
 
     class Regressor(torch.nn.Module):
@@ -94,5 +97,5 @@ def test_lightning_callback_probes_each_optimizer_step_once(tmp_path: Path) -> N
         default_root_dir=str(tmp_path),
         callbacks=[DriftProbeCallback(every=2)],
     )
-    trainer.fit(Module(), data, [])
+    trainer.fit(Module(), data)
     assert _steps(tmp_path / "denpex-fingerprints") == [2, 4, 6]

@@ -30,8 +30,9 @@ from denpex.probe.probe import DriftProbe
 class DriftProbeCallback(Callback):
     """Probes after the optimizer step whose ``trainer.global_step`` is a multiple of ``every``.
 
-    With gradient accumulation the batch hook runs several times per optimizer step; the
-    probe records each step once.
+    With gradient accumulation the batch hook runs several times per optimizer step; only
+    a batch that completed an optimizer step (``global_step`` moved) is probed, so the
+    parameters fingerprinted for step N are those after N optimizer steps, as with HF.
     """
 
     def __init__(
@@ -46,15 +47,18 @@ class DriftProbeCallback(Callback):
         self.group = group
         self.raise_on_mismatch = raise_on_mismatch
         self.probe: DriftProbe | None = None
+        self._seen_step = -1
 
     def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
         out = self.out_dir or os.path.join(trainer.default_root_dir, "denpex-fingerprints")
         self.probe = DriftProbe(pl_module, out, self.every, self.group, self.raise_on_mismatch)
+        self._seen_step = trainer.global_step
 
     def on_train_batch_end(
         self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, batch_idx: int
     ) -> None:
-        if self.probe is not None:
+        if self.probe is not None and trainer.global_step != self._seen_step:
+            self._seen_step = trainer.global_step
             self.probe.step(trainer.global_step)
 
     def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
