@@ -104,8 +104,10 @@ def watch(
     as_json: bool = False,
     exit_after: float | None = None,
     out: TextIO | None = None,
+    stop: threading.Event | None = None,
 ) -> int:
-    """Runs until interrupted (or ``exit_after`` seconds); 1 if anything was flagged."""
+    """Runs until interrupted, ``exit_after`` seconds or ``stop`` is set; 1 if anything was
+    flagged."""
     from watchdog.observers import Observer
 
     stream = out or sys.stdout
@@ -131,7 +133,7 @@ def watch(
     runs = [_Run(d) for d in dirs]
     deadline = None if exit_after is None else time.monotonic() + exit_after
     try:
-        while deadline is None or time.monotonic() < deadline:
+        while (deadline is None or time.monotonic() < deadline) and not (stop and stop.is_set()):
             for run in runs:
                 session.update(run)
             timeout = (
