@@ -140,7 +140,7 @@ def test_watch_cli_names_the_odd_replica_as_it_lands(tmp_path: Path) -> None:
             "--poll",
             str(POLL),
             "--exit-after",
-            "15",
+            "8",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
