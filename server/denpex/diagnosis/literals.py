@@ -191,3 +191,8 @@ def split_literal_run(pattern: str) -> tuple[str, str]:
     while n < len(tokens) and _is_literal(tokens[n]) and not _quantified(tokens, n):
         n += 1
     return "".join(tokens[:n]), "".join(tokens[n:])
+
+
+def anchors_line_start(pattern: str) -> bool:
+    """Does ``pattern`` use ``^`` (outside character classes)?"""
+    return "^" in _TOKEN.findall(pattern)

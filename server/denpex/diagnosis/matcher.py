@@ -15,6 +15,7 @@ from typing import Any
 
 from denpex import catalog
 from denpex.diagnosis.literals import (
+    anchors_line_start,
     literal_suffix,
     required_covers,
     split_literal_run,
@@ -55,6 +56,9 @@ class Unit:
     # A regex that starts with a literal and matches at least wherever the alternative does:
     # searched over whole blocks in C when the literals are too common to screen on.
     direct: re.Pattern[bytes] | None
+    # The alternative itself on raw bytes, to drop a candidate line in C before it is decoded
+    # and cleaned (None when it anchors on ^, which a line's rank prefix would defeat).
+    confirm: re.Pattern[bytes] | None
 
 
 @dataclass
@@ -149,7 +153,8 @@ def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
         if not cover and direct is None:
             # Nothing to screen on and no literal to start from: the whole branch, directly.
             direct = re.compile(branch.encode("utf-8"), flags | re.MULTILINE)
-        out.append(Unit(sig.key, tuple(cover), folds, direct))
+        confirm = None if anchors_line_start(branch) else re.compile(branch.encode("utf-8"), flags)
+        out.append(Unit(sig.key, tuple(cover), folds, direct, confirm))
     return out
 
 

@@ -21,7 +21,7 @@ from denpex.diagnosis.values import ValueSeries
 from denpex.finding import Finding
 
 # Candidate lines per block, none of them a match, after which a unit is searched directly.
-_NOISY_CANDIDATES = 256
+_NOISY_CANDIDATES = 512
 _FREQ_SAMPLE = 256 << 10
 _LOOKBACK_LINES = 12
 _LOOKBACK_BYTES = _LOOKBACK_LINES * 512
@@ -119,9 +119,17 @@ class LogScanner:
                 i += 1
             for key in keys:
                 candidates[key] = candidates.get(key, 0) + 1
+            raw = block[start : min(end, start + MAX_LINE)]
+            if b"\x1b" not in raw and b"\r" not in raw:
+                # A plain line: test the candidates' own patterns in C first, so that an
+                # anchor common in healthy lines costs a regex call, not a decoded line.
+                # (rstrip: the examined text is right-stripped, which "$" may rely on.)
+                plain = raw.rstrip()
+                keys = {k for k in keys if self._may_match(k, plain)}
+                if not keys:
+                    continue
             line += block.count(b"\n", cursor, start)
             cursor = start
-            raw = block[start : min(end, start + MAX_LINE)]
             stamp = _stamp_before(block, start)
             if stamp is None and start < _LOOKBACK_BYTES:
                 stamp = self._tail_ts.get(source)  # the stamped line may end the last block
@@ -134,6 +142,12 @@ class LogScanner:
         stamp = _stamp_before(block, len(block))
         if stamp is not None:
             self._tail_ts[source] = stamp
+
+    def _may_match(self, key: int, raw: bytes) -> bool:
+        if not 0 <= key < self._value_base:
+            return True  # extractors and value jumps are examined as they are
+        confirm = self._cat.units[key].confirm
+        return confirm is None or confirm.search(raw) is not None
 
     def _demote_noisy(self, candidates: dict[int, int], confirmed: set[int]) -> None:
         """An anchor that keeps landing on healthy lines ("number of nan iterations:" in
