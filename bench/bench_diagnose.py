@@ -94,9 +94,9 @@ def write_log(path: Path, size: int, seed: int = 7) -> None:
                 )
             if step % 500 == 0:
                 lines.extend(
-                    f"[default{r}]:/opt/conda/lib/python3.11/site-packages/torch/utils/checkpoint.py:"
-                    f"295: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be "
-                    f"passed explicitly.\n"
+                    f"[default{r}]:/opt/conda/lib/python3.11/site-packages/torch/utils/"
+                    f"checkpoint.py:295: UserWarning: torch.utils.checkpoint: the use_reentrant "
+                    f"parameter should be passed explicitly.\n"
                     for r in range(RANKS)
                 )
             if step % 2000 == 0:
