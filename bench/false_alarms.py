@@ -174,7 +174,7 @@ def main(argv: list[str]) -> int:
             o = outcomes[-1]
             print(
                 f"{n + 1:3d}/{len(plan)} {label:52s} {o.verdict:14s} {o.verdict_noise:14s} "
-                f"naive={'ALARM' if o.naive_alarm else '-'}",
+                f"onset={o.onset}/{o.onset_noise} naive={'ALARM' if o.naive_alarm else '-'}",
                 flush=True,
             )
     summarise(outcomes, args.every)
@@ -208,19 +208,17 @@ def summarise(outcomes: list[Outcome], every: int) -> None:
     print(_row("bit flips -> sudden_jump", flips, {"sudden_jump"}))
     for name, pick in (("without noise ref", "onset"), ("with --noise-ref", "onset_noise")):
         delays = []
-        within = 0
-        caught = 0
         for o in compute + flips:
             onset = getattr(o, pick)
-            if onset is None or o.fault is None:
-                continue
-            caught += 1
-            delays.append(onset - o.fault.step)
-            within += 0 <= onset - o.fault.step <= every
-        if caught:
+            if onset is not None and o.fault is not None:
+                delays.append(onset - o.fault.step)
+        if delays:
+            first = sum(0 <= d < every for d in delays)  # the first checkpoint carrying the fault
+            within = sum(0 <= d <= every for d in delays)
             print(
-                f"onset {name:18s}  within one checkpoint interval of T: {_rate(within, caught)}; "
-                f"delay after T median {statistics.median(delays):g} steps, max {max(delays)}"
+                f"onset {name:18s} at the first checkpoint after T: {_rate(first, len(delays))}; "
+                f"within one interval of T: {_rate(within, len(delays))}; "
+                f"delay median {statistics.median(delays):g}, max {max(delays)} steps"
             )
 
 

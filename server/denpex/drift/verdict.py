@@ -54,6 +54,7 @@ CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
 CORROBORATED = 5.0  # same index in two tensors, both >= 5x uniform; healthy pairs stay < 3.2
 ENVELOPE = 4.0  # healthy reruns stayed within 2.4x of the noise run, per tensor and step
 PEER_FACTOR = 8.0  # healthy peer ratios moved up to 3.2x from their early value
+ONSET_RISE = 3.0  # one checkpoint earlier counts when its excess is 3x all before it
 JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
 JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value
 JUMP_SINGLE = 0.5  # ... one element carrying at least half of the added energy
@@ -515,7 +516,7 @@ def _gradual(case: _Case, levers: list[_Lever]) -> Assessment | None:
     series, trend, notes = case.series, case.trend, case.notes
     steps = [s.step for s in series]
     ordered = sorted(levers, key=lambda lv: (lv.onset, -max(lv.excess)))
-    onset = ordered[0].onset
+    onset = _refine_onset(steps, [lv for lv in levers if lv.onset == ordered[0].onset])
     # The excess of every tensor that left its floor, summed in quadrature per step.
     combined = [math.sqrt(math.fsum(lv.excess[i] ** 2 for lv in levers)) for i in range(len(steps))]
     growth = _trend(steps, combined, onset)
@@ -591,6 +592,20 @@ def _sudden(case: _Case, jump: _Jump, levers: list[_Lever]) -> Assessment:
     ]
     finding = case.finding("sdc-transient-corruption", 0.85, evidence)
     return Assessment("sudden_jump", True, jump.step, None, trend, finding, notes)
+
+
+def _refine_onset(steps: list[int], first: list[_Lever]) -> int:
+    """A lever confirms only after PERSIST checkpoints; a fault that began late in an
+    interval often shows already one checkpoint earlier, standing well clear of every
+    checkpoint before it. Move the onset back then (by one checkpoint at most)."""
+    i = steps.index(first[0].onset)
+    if i < 2:  # nothing before to compare with
+        return steps[i]
+    excess = [math.sqrt(math.fsum(lv.excess[k] ** 2 for lv in first)) for k in range(i)]
+    floor = max(excess[: i - 1])
+    if excess[i - 1] > 0 and excess[i - 1] >= ONSET_RISE * floor:
+        return steps[i - 1]
+    return steps[i]
 
 
 def _suspects(levers: list[_Lever]) -> list[dict[str, Any]]:
