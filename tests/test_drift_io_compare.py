@@ -158,14 +158,15 @@ def test_mismatched_keys_and_shapes_are_reported_per_tensor(tmp_path: Path) -> N
 def test_memory_stays_bounded_on_a_mapped_torch_file(tmp_path: Path) -> None:
     """Comparing two 64 MB .pt files must not leave them resident in the process.
 
-    The same comparison with the page release switched off shows what the test guards:
-    a mapped file stays resident once read.
+    Blocks are read at their file offsets; where those are unknown, the mapped pages of a
+    compared block are released. Switching both off shows what the test guards: a mapped
+    file stays resident once read.
     """
     torch.save({f"t{i}": torch.full((1024, 1024), 1.0) for i in range(16)}, tmp_path / "a.pt")
     torch.save({f"t{i}": torch.full((1024, 1024), 2.0) for i in range(16)}, tmp_path / "b.pt")
     script = textwrap.dedent(
         f"""
-        from denpex.drift.readers import TorchReader, open_checkpoint
+        from denpex.drift import readers
         from denpex.drift.compare import Kernel, compare_readers
 
         def peak_mb():  # this process's own high-water mark (ru_maxrss inherits the parent's)
@@ -173,17 +174,20 @@ def test_memory_stays_bounded_on_a_mapped_torch_file(tmp_path: Path) -> None:
                 if line.startswith("VmHWM"):
                     return int(line.split()[1]) // 1024
 
-        for keep_pages in (False, True):
-            if keep_pages:
-                TorchReader.release = lambda self, name, r0, r1: None
-            a = open_checkpoint({str(tmp_path / "a.pt")!r})
-            b = open_checkpoint({str(tmp_path / "b.pt")!r})
+        for variant in ("pread", "mapped", "mapped-unreleased"):
+            if variant != "pread":
+                readers._file_offsets = lambda path, tensors: {{}}
+            if variant == "mapped-unreleased":
+                readers.TorchReader.release = lambda self, name, r0, r1: None
+            a = readers.open_checkpoint({str(tmp_path / "a.pt")!r})
+            b = readers.open_checkpoint({str(tmp_path / "b.pt")!r})
             before = peak_mb()
-            compare_readers(a, b, 1, Kernel("cpu"))
+            diff = compare_readers(a, b, 1, Kernel("cpu"))
+            assert diff.diff_sq == 16 * 1024 * 1024, diff.diff_sq
             print(peak_mb() - before)
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    released, kept = map(int, done.stdout.split())
+    pread, released, kept = (int(x) for x in done.stdout.split())
     # 2 x 64 MB mapped, a tensor pair is 8 MB.
-    assert released < 40 and kept > 100, (released, kept, done.stderr)
+    assert pread < 40 and released < 40 and kept > 100, (pread, released, kept, done.stderr)

@@ -90,12 +90,40 @@ class Reader(Protocol):
     def close(self) -> None: ...
 
 
+class _Preader:
+    """Reads row blocks of a file with ``preadv`` into one reused buffer per thread: a
+    fresh allocation per block would page-fault its way through every block again, and
+    reading (not mapping) leaves nothing of the file resident in the process."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY)
+        self._buffers = threading.local()
+
+    def read(self, name: str, offset: int, shape: tuple[int, int], np_dtype: Any) -> np.ndarray:
+        nbytes = shape[0] * shape[1] * np.dtype(np_dtype).itemsize
+        buf = getattr(self._buffers, "buf", None)
+        if buf is None or buf.nbytes < nbytes:
+            buf = self._buffers.buf = np.empty(nbytes, np.uint8)
+        view = memoryview(buf[:nbytes])  # type: ignore[arg-type]
+        done = 0
+        while done < nbytes:
+            n = os.preadv(self.fd, [view[done:]], offset + done)
+            if n == 0:
+                raise CheckpointError(f"{self.path}: {name}: file ended early (truncated)")
+            done += n
+        return buf[:nbytes].view(np_dtype).reshape(shape)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 # --------------------------------------------------------------------------- safetensors
 
 
 @dataclass
 class _StEntry:
-    fd: int
+    file: _Preader
     start: int  # absolute file offset of the tensor's first byte
     row_bytes: int
     np_dtype: Any
@@ -134,20 +162,17 @@ class SafetensorsReader:
         self.tensors: dict[str, TensorMeta] = {}
         self.warnings: list[str] = []
         self._entries: dict[str, _StEntry] = {}
-        self._fds: list[int] = []
-        # One reusable buffer per thread: a fresh allocation per block would page-fault
-        # its way through every block again (slower than the read itself).
-        self._buffers = threading.local()
+        self._files: list[_Preader] = []
         for file in files:
             header, base = read_safetensors_header(file)
-            fd = os.open(file, os.O_RDONLY)
-            self._fds.append(fd)
+            reader = _Preader(file)
+            self._files.append(reader)
             for raw_name, info in header.items():
                 if raw_name == "__metadata__":
                     continue
-                self._add(raw_name, info, fd, base)
+                self._add(raw_name, info, reader, base)
 
-    def _add(self, raw_name: str, info: dict[str, Any], fd: int, base: int) -> None:
+    def _add(self, raw_name: str, info: dict[str, Any], file: _Preader, base: int) -> None:
         name = normalise_key(raw_name)
         shape = tuple(int(s) for s in info["shape"])
         begin, end = info["data_offsets"]
@@ -159,33 +184,20 @@ class SafetensorsReader:
             return
         self.tensors[name] = meta
         row_bytes = (end - begin) // meta.rows if meta.rows else 0
-        self._entries[name] = _StEntry(fd, base + begin, row_bytes, np_dtype)
+        self._entries[name] = _StEntry(file, base + begin, row_bytes, np_dtype)
 
     def block(self, name: str, r0: int, r1: int) -> np.ndarray:
         e = self._entries[name]
-        meta = self.tensors[name]
-        nbytes = (r1 - r0) * e.row_bytes
-        buf = getattr(self._buffers, "buf", None)
-        if buf is None or buf.nbytes < nbytes:
-            buf = self._buffers.buf = np.empty(nbytes, np.uint8)
-        out = buf[:nbytes].view(e.np_dtype).reshape(r1 - r0, meta.cols)
-        view = memoryview(buf[:nbytes])  # type: ignore[arg-type]
-        offset = e.start + r0 * e.row_bytes
-        done = 0
-        while done < len(view):
-            n = os.preadv(e.fd, [view[done:]], offset + done)
-            if n == 0:
-                raise CheckpointError(f"{self.path}: {name}: file ended early (truncated)")
-            done += n
-        return out
+        shape = (r1 - r0, self.tensors[name].cols)
+        return e.file.read(name, e.start + r0 * e.row_bytes, shape, e.np_dtype)
 
     def release(self, name: str, r0: int, r1: int) -> None:
         """Blocks are private buffers: nothing stays mapped."""
 
     def close(self) -> None:
-        for fd in self._fds:
-            os.close(fd)
-        self._fds.clear()
+        for file in self._files:
+            file.close()
+        self._files.clear()
 
 
 # --------------------------------------------------------------------------- torch files
@@ -214,6 +226,38 @@ def _madvise_dontneed() -> Any:
     fn = libc.madvise
     fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     return fn
+
+
+_NP_DTYPES = {name: np_dtype for name, np_dtype in _ST_DTYPES.values()}
+
+
+def _file_offsets(path: str, tensors: dict[str, Any]) -> dict[str, int]:
+    """File offset of each contiguous tensor that torch.load(mmap=True) mapped from ``path``.
+
+    Found from /proc/self/maps (the mapping's start and file offset); tensors outside any
+    mapping of this file (or on a system without /proc) keep the mapped path.
+    """
+    real = os.path.realpath(path)
+    maps: list[tuple[int, int, int]] = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(maxsplit=5)
+                if len(parts) == 6 and parts[5].rstrip("\n") == real:
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    maps.append((lo, hi, int(parts[2], 16)))
+    except OSError:
+        return {}
+    out: dict[str, int] = {}
+    for name, t in tensors.items():
+        if not t.is_contiguous() or t.numel() == 0:
+            continue
+        ptr = t.data_ptr()
+        for lo, hi, pgoff in maps:
+            if lo <= ptr and ptr + t.numel() * t.itemsize <= hi:
+                out[name] = ptr - lo + pgoff
+                break
+    return out
 
 
 def _weights_only_reason(exc: Exception) -> str:
@@ -270,6 +314,10 @@ class TorchReader:
         if skipped:
             self.warnings.append(f"{path}: {skipped} non-tensor entries ignored")
         self._madvise = _madvise_dontneed() if self._mapped else None
+        # Where each mapped tensor sits in the file: its blocks are then read like
+        # safetensors', without faulting the mapping in page by page.
+        self._offsets = _file_offsets(path, self._arrays) if self._mapped else {}
+        self._file = _Preader(path) if self._offsets else None
 
     def _load(self, torch: Any, path: str) -> Any:
         self._mapped = True
@@ -298,8 +346,14 @@ class TorchReader:
     def block(self, name: str, r0: int, r1: int) -> np.ndarray:
         import torch
 
-        t = self._arrays[name]
         meta = self.tensors[name]
+        offset = self._offsets.get(name)
+        np_dtype = _NP_DTYPES.get(meta.dtype)
+        if self._file is not None and offset is not None and np_dtype is not None:
+            row_bytes = meta.nbytes // meta.rows
+            shape = (r1 - r0, meta.cols)
+            return self._file.read(name, offset + r0 * row_bytes, shape, np_dtype)
+        t = self._arrays[name]
         part = t.contiguous().view(meta.rows, meta.cols)[r0:r1]
         if part.dtype == torch.bfloat16:
             return part.view(torch.int16).numpy().view(np.uint16)
@@ -308,7 +362,7 @@ class TorchReader:
         return part.numpy()
 
     def release(self, name: str, r0: int, r1: int) -> None:
-        if self._madvise is None:
+        if self._madvise is None or name in self._offsets:
             return
         t = self._arrays[name]
         if not t.is_contiguous() or t.numel() == 0:
@@ -325,6 +379,9 @@ class TorchReader:
 
     def close(self) -> None:
         self._arrays.clear()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 # --------------------------------------------------------------------------- DCP
