@@ -53,9 +53,10 @@ class Unit:
     signal: int  # Signal.key
     literals: tuple[str, ...]  # the cover it is screened on (empty: scanned directly)
     folded: bool  # screen lower-cased text (case-insensitive signal)
-    # A regex that starts with a literal and matches at least wherever the alternative does:
-    # searched over whole blocks in C when the literals are too common to screen on.
-    direct: re.Pattern[bytes] | None
+    # A regex that matches at least wherever the alternative does, starting with a literal
+    # when the alternative has one: searched over whole blocks in C when the literals are
+    # too common to screen on.
+    direct: re.Pattern[bytes]
     # The alternative itself on raw bytes, to drop a candidate line in C before it is decoded
     # and cleaned (None when it anchors on ^, which a line's rank prefix would defeat).
     confirm: re.Pattern[bytes] | None
@@ -84,9 +85,7 @@ class CompiledCatalog:
 
     def direct_units(self, demoted: set[int]) -> list[tuple[int, re.Pattern[bytes]]]:
         return [
-            (uid, u.direct)
-            for uid, u in enumerate(self.units)
-            if u.direct is not None and (not u.literals or uid in demoted)
+            (uid, u.direct) for uid, u in enumerate(self.units) if not u.literals or uid in demoted
         ]
 
 
@@ -150,8 +149,9 @@ def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
         cover = _pick_cover(covers) if covers else []
         if cover and _too_common(cover) and direct is not None:
             cover = []
-        if not cover and direct is None:
-            # Nothing to screen on and no literal to start from: the whole branch, directly.
+        if direct is None:
+            # No literal to start from: the whole branch is what a direct search runs (at once
+            # when there is nothing to screen on, else if the screen's anchor proves noisy).
             direct = re.compile(branch.encode("utf-8"), flags | re.MULTILINE)
         confirm = None if anchors_line_start(branch) else re.compile(branch.encode("utf-8"), flags)
         out.append(Unit(sig.key, tuple(cover), folds, direct, confirm))

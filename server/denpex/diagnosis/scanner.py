@@ -157,7 +157,6 @@ class LogScanner:
             for uid, n in candidates.items()
             if 0 <= uid < self._value_base
             and n >= _NOISY_CANDIDATES
-            and self._cat.units[uid].direct is not None
             and self._cat.units[uid].signal not in confirmed
         }
         if noisy - self._demoted:

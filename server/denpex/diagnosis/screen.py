@@ -41,6 +41,7 @@ _MIN_ANCHOR = 5
 # Bytes at most this frequent (%) share the translated pass: the scan stops on each of them,
 # and a stop costs as much as ~100 bytes of plain scanning.
 _RARE = 0.8
+_MIN_OWN = 3  # bytes of an anchor that translation must leave as they are
 _SENTINEL = 0
 
 
@@ -59,17 +60,23 @@ class Screen:
             last = max(0, len(lit) - _MIN_ANCHOR)
             start = min(range(last + 1), key=lambda k: (freq.get(lit[k], 0.0), k))
             cut[lit[start:]] |= keys
-        rare = {a[0] for a in cut if freq.get(a[0], 0.0) <= _RARE}
-        table = bytearray(range(256))
-        for b in rare:
-            table[b] = _SENTINEL
-        self._table = bytes(table)
+        # Anchors that start at a rare byte share the translated pass, unless translation
+        # leaves them too few bytes of their own ("EXIT" when E, I and T are all rare would
+        # match "INFO"): those, like the ones with no rare byte, are searched as written.
+        translated = {a for a in cut if freq.get(a[0], 0.0) <= _RARE}
+        while True:
+            self._table = _sentinel_table({a[0] for a in translated})
+            weak = {a for a in translated if _own_bytes(a.translate(self._table)) < _MIN_OWN}
+            if not weak:
+                break
+            translated -= weak
+        rare = {a[0] for a in translated}
         # Anchors starting at a rare byte: one translated pass. The others (a literal with no
         # rare byte, "unhandled cuda error") get one pass per start byte, untranslated.
         self._keys: dict[bytes, frozenset[int]] = {}
         groups: dict[int, list[bytes]] = defaultdict(list)
         for anchor, keys in cut.items():
-            word = anchor.translate(self._table) if anchor[0] in rare else anchor
+            word = anchor.translate(self._table) if anchor in translated else anchor
             self._keys[word] = self._keys.get(word, frozenset()) | frozenset(keys)
             groups[word[0]].append(word)
         # The trie matches the longest anchor at a position; an anchor that is a prefix of it
@@ -104,6 +111,17 @@ class Screen:
                 yield m.start(), keys[m.group()]
                 # Restart one byte on, not after the match: anchors may overlap.
                 m = search(text, m.start() + 1)
+
+
+def _sentinel_table(starts: set[int]) -> bytes:
+    table = bytearray(range(256))
+    for b in starts:
+        table[b] = _SENTINEL
+    return bytes(table)
+
+
+def _own_bytes(word: bytes) -> int:
+    return len(word) - word.count(_SENTINEL)
 
 
 def byte_freq(sample: bytes) -> dict[int, float]:
