@@ -172,6 +172,12 @@ def test_noise_reference_with_fewer_steps_falls_back_and_says_so() -> None:
     assert any("noise reference lacks steps" in n for n in judged.notes)
 
 
+def test_a_copy_of_the_reference_as_noise_reference_is_called_out() -> None:
+    judged = assess(series(4, PERMANENT), series(1))
+    assert judged.verdict == "gradual_drift"  # localisation still finds it
+    assert any("bit-identical to the reference" in n for n in judged.notes)
+
+
 def test_no_common_step_is_an_input_error() -> None:
     with pytest.raises(InputError):
         assess([])
