@@ -4,6 +4,7 @@ screening (never missing a line a signal matches), value jumps, incremental scan
 from __future__ import annotations
 
 import io
+import itertools
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,58 @@ def test_repeated_error_is_grouped():
     assert finding.initiating_rank == 0
     assert len(finding.collateral_ranks) == 499
     assert len(finding.evidence) <= 3  # one message group: a few examples, not 500 lines
+
+
+# ---- parallel screening -----------------------------------------------------------------
+
+
+def _job_log(path: Path) -> None:
+    """A few thousand healthy lines around real failures, as one big-enough log."""
+    healthy = (LOGS / "healthy_run.log").read_bytes()
+    parts = [healthy] * 40
+    parts.insert(20, (LOGS / "oom_then_watchdog_timeouts.log").read_bytes())
+    parts.insert(30, (LOGS / "loss_spike_megatron.log").read_bytes())
+    path.write_bytes(b"".join(parts))
+
+
+def test_parallel_screening_equals_sequential(tmp_path, monkeypatch):
+    from denpex.diagnosis import parallel
+
+    log = tmp_path / "job.log"
+    _job_log(log)
+    sequential = LogScanner()
+    with log.open("rb") as f:
+        sequential.feed_stream(str(log), f)
+    # Tiny blocks and ranges, so that the file spans many workers' ranges and block edges.
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(parallel, "BLOCK", 4096)
+    monkeypatch.setattr(parallel, "RANGE_SIZE", 20_000)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    split = LogScanner()
+    assert split.feed_file(str(log))
+    expected = [f.to_json() for f in sequential.findings()]
+    assert [f.id for f in split.findings()] == [f["id"] for f in expected]
+    assert [f.to_json() for f in split.findings()] == expected
+    counts = {r.signal.name: r.count for r in sequential.records.values()}
+    assert {r.signal.name: r.count for r in split.records.values()} == counts
+    assert counts["loss_value"] == 1  # the one spike, found through block summaries too
+    assert expected[0]["id"] == "cuda-oom"
+
+
+def test_ranges_cover_every_line_once(tmp_path):
+    from denpex.diagnosis.lines import iter_blocks_at
+    from denpex.diagnosis.parallel import _align, _Until
+
+    data = b"".join(b"line %d %s\n" % (i, b"x" * (i % 37)) for i in range(3000))
+    log = tmp_path / "l.log"
+    log.write_bytes(data)
+    seen = b""
+    with log.open("rb") as f:
+        bounds = [*range(0, len(data), 1000), len(data)]
+        for lo, hi in itertools.pairwise(bounds):
+            begin = _align(f, lo)
+            f.seek(begin)
+            for at, block in iter_blocks_at(_Until(f, begin, hi), 256):
+                assert data[begin + at : begin + at + len(block)] == block
+                seen += block
+    assert seen == data

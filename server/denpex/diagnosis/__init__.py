@@ -42,8 +42,7 @@ def diagnose_paths(paths: list[str], scanner: LogScanner | None = None) -> list[
             scanner.feed_stream("<stdin>", sys.stdin.buffer)
             continue
         try:
-            with open(path, "rb") as stream:
-                scanner.feed_stream(path, stream)
+            scanner.feed_file(path)
         except OSError as exc:
             raise InputError(f"{path}: {exc.strerror or exc}") from None
     return scanner.findings()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Protocol
 
 BLOCK_SIZE = 4 << 20
 # Longest line head we keep. Real log lines are < 4 KiB; a longer one is a dump (a tensor
@@ -26,45 +26,60 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head[:_BINARY_PROBE]
 
 
+class Reader(Protocol):
+    def read(self, n: int, /) -> bytes: ...
+
+
 def iter_blocks(
-    stream: BinaryIO, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
+    stream: Reader, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
 ) -> Iterator[bytes]:
-    """Yield blocks that hold only complete lines, each ending in b"\\n", each at most
-    ``block_size + max_line + 1`` bytes.
+    """Yield blocks that hold only complete lines (see iter_blocks_at)."""
+    for _offset, block in iter_blocks_at(stream, block_size, max_line):
+        yield block
+
+
+def iter_blocks_at(
+    stream: Reader, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
+) -> Iterator[tuple[int, bytes]]:
+    """Yield (offset in the stream of the block's first byte, block): blocks that hold only
+    complete lines, each ending in b"\\n", each at most ``block_size + max_line + 1`` bytes.
 
     A line still unfinished at the end of a chunk that has grown beyond ``max_line`` is
-    yielded as its first ``max_line`` bytes plus a newline, and the rest of it is read and
-    dropped chunk by chunk, never accumulated. (Long lines wholly inside a chunk are cut
-    later, when a line is examined.)
+    yielded as its first ``max_line`` bytes plus a newline (always as the block's last
+    line), and the rest of it is read and dropped chunk by chunk, never accumulated. (Long
+    lines wholly inside a chunk are cut later, when a line is examined.)
     """
-    carry = b""
+    carry, carry_at = b"", 0
+    read_pos = 0
     skipping = False  # inside the dropped tail of an overlong line
     while True:
         chunk = stream.read(block_size)
         if not chunk:
             break
+        chunk_at = read_pos
+        read_pos += len(chunk)
         if skipping:
             nl = chunk.find(b"\n")
             if nl < 0:
                 continue
-            chunk = chunk[nl + 1 :]
+            chunk, chunk_at = chunk[nl + 1 :], chunk_at + nl + 1
             skipping = False
-        data = carry + chunk if carry else chunk
+        data, data_at = (carry + chunk, carry_at) if carry else (chunk, chunk_at)
         cut = data.rfind(b"\n")
         if cut < 0:
             if len(data) > max_line:
-                yield data[:max_line] + b"\n"
+                yield data_at, data[:max_line] + b"\n"
                 carry, skipping = b"", True
             else:
-                carry = data
+                carry, carry_at = data, data_at
             continue
-        block, carry = data[: cut + 1], data[cut + 1 :]
+        block, carry, carry_at = data[: cut + 1], data[cut + 1 :], data_at + cut + 1
         if len(carry) > max_line:
             block += carry[:max_line] + b"\n"
             carry, skipping = b"", True
-        yield block
+        yield data_at, block
     if carry:
-        yield carry + b"\n"
+        yield carry_at, carry + b"\n"
 
 
 def visible_segments(raw: bytes) -> list[str]:

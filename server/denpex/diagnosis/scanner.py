@@ -6,36 +6,41 @@ few evidence lines, so feeding a 10 GB log or tailing a live one costs the same 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import BinaryIO
 
-from denpex.diagnosis import timestamps
+from denpex.diagnosis import parallel, timestamps
 from denpex.diagnosis.attribution import build_findings
+from denpex.diagnosis.candidates import BlockScreen
 from denpex.diagnosis.context import Topology, extractor
-from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, iter_blocks, looks_binary, visible_segments
-from denpex.diagnosis.matcher import CompiledCatalog, Signal, default_catalog
+from denpex.diagnosis.lines import (
+    BLOCK_SIZE,
+    MAX_LINE,
+    iter_blocks,
+    iter_blocks_at,
+    looks_binary,
+    visible_segments,
+)
+from denpex.diagnosis.matcher import CompiledCatalog, Signal, ValueSignal, default_catalog
 from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
 from denpex.diagnosis.screen import byte_freq
 from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
+from denpex.diagnosis.timestamps import LOOKBACK_BYTES, stamp_before
 from denpex.diagnosis.values import ValueSeries
 from denpex.finding import Finding
 
 # Candidate lines per block, none of them a match, after which a unit is searched directly.
 _NOISY_CANDIDATES = 512
 _FREQ_SAMPLE = 256 << 10
-_LOOKBACK_LINES = 12
-_LOOKBACK_BYTES = _LOOKBACK_LINES * 512
 
 
 class LogScanner:
     def __init__(self, compiled: CompiledCatalog | None = None) -> None:
         self._cat = compiled if compiled is not None else default_catalog()
-        # Units whose anchors proved common in this log are searched directly instead.
-        self._demoted: set[int] = set()
-        self._freq: dict[int, float] | None = None  # byte shares of the log, once measured
-        self._screen, self._folded = self._cat.screens(self._demoted)
-        self._direct = self._cat.direct_units(self._demoted)
-        self._value_base = len(self._cat.units)  # keys at and above: value-signal jumps
+        # Re-made once the log's byte shares are measured, and when an anchor proves noisy.
+        self._screen = BlockScreen(self._cat)
+        self._value_base = self._screen.value_base  # keys at and above: value-signal jumps
         self.topology = Topology()
         self.records: dict[int, SignalRecord] = {}
         self.notices: list[str] = []  # inputs skipped, with the reason (shown on stderr)
@@ -71,6 +76,49 @@ class LogScanner:
             line += self._scan_block(source, block, line)
         return True
 
+    def feed_file(self, path: str) -> bool:
+        """Scan a file; a large one is screened by worker processes (see parallel.py)."""
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < parallel.PARALLEL_MIN or parallel.worker_count() < 2:
+                return self.feed_stream(path, f)
+            first = next(iter_blocks_at(f, parallel.BLOCK), None)
+        if first is None:
+            return True
+        _, block = first
+        if looks_binary(block):
+            self.notices.append(f"{path}: skipped, binary data (not a text log)")
+            return False
+        if parallel.read_block(path, 0, len(block)) != block or len(block) >= size:
+            # The first line was cut (no newline in its first 64 KiB) or that was all of it.
+            with open(path, "rb") as f:
+                return self.feed_stream(path, f)
+        line = 1 + self._scan_block(path, block, 1)  # measures the log, tunes the screen
+        for result in parallel.screen_ranges(path, len(block), self._screen):
+            line += self._apply(path, result, line)
+        return True
+
+    def _apply(self, source: str, result: parallel.BlockResult, first_line: int) -> int:
+        """A worker's screen of a block, applied in file order; returns its line count."""
+        specs = self._cat.values
+        pairs = [
+            (self._series_for(spec, source), s)
+            for spec, s in zip(specs, result.values, strict=True)
+        ]
+        if any(summary is None or not series.can_skip(summary) for series, summary in pairs):
+            block = parallel.read_block(source, result.offset, result.size)
+            return self._scan_block(source, block, first_line)  # may hold a jump: carefully
+        for series, summary in pairs:
+            assert summary is not None
+            series.absorb(summary)
+        for rel, start, stamp, raw, keys in result.candidates:
+            if stamp is None and start < LOOKBACK_BYTES:
+                stamp = self._tail_ts.get(source)
+            self._examine(source, first_line + rel, raw, set(keys), stamp)
+        if result.tail_stamp is not None:
+            self._tail_ts[source] = result.tail_stamp
+        return result.lines
+
     def findings(self) -> list[Finding]:
         return build_findings(self._cat, self.records, self.topology)
 
@@ -78,76 +126,40 @@ class LogScanner:
 
     def _scan_block(self, source: str, block: bytes, first_line: int) -> int:
         """Examine the lines of ``block`` that can matter; returns its number of lines."""
-        if self._freq is None and len(block) >= _FREQ_SAMPLE:
+        if self._screen.freq is None and len(block) >= _FREQ_SAMPLE:
             # Start the screen's anchors at bytes that are rare in *this* log.
-            self._freq = byte_freq(block[:_FREQ_SAMPLE])
-            self._screen, self._folded = self._cat.screens(self._demoted, self._freq)
-        found: list[tuple[int, frozenset[int]]] = list(self._screen.hits(block))
-        if self._folded is not None:
-            found.extend(self._folded.hits(block.lower()))  # ignore_case signals' anchors
-        lowered: bytes | None = None
-        for uid, rx in self._direct:
-            only = frozenset((uid,))
-            text = block
-            if self._cat.units[uid].folded:
-                lowered = block.lower() if lowered is None else lowered
-                text = lowered
-            found.extend((m.start(), only) for m in rx.finditer(text))
+            freq = byte_freq(block[:_FREQ_SAMPLE])
+            self._screen = BlockScreen(self._cat, freq, self._screen.demoted)
+        jumps: list[tuple[int, frozenset[int]]] = []
         for spec in self._cat.values:
-            series = self._series.get((spec.signal.key, source))
-            if series is None:
-                series = self._series[(spec.signal.key, source)] = ValueSeries(spec)
-            jump = frozenset((self._value_base + spec.signal.key,))
-            found.extend((pos, jump) for pos in series.jumps(block))
-        if not found:
-            self._remember_tail_stamp(source, block)
-            return block.count(b"\n")
-        found.sort(key=lambda item: item[0])
+            key = frozenset((self._value_base + spec.signal.key,))
+            jumps.extend((pos, key) for pos in self._series_for(spec, source).jumps(block))
+        candidates, counts = self._screen.lines(block, jumps)
         line = first_line
         cursor = 0  # offset up to which newlines are counted into ``line``
-        candidates: dict[int, int] = {}  # unit -> candidate lines in this block
         confirmed: set[int] = set()  # signal keys that matched in this block
-        i = 0
-        while i < len(found):
-            pos = found[i][0]
-            start = block.rfind(b"\n", 0, pos) + 1
-            end = block.find(b"\n", pos)
-            keys: set[int] = set(found[i][1])
-            i += 1
-            while i < len(found) and found[i][0] < end:
-                keys |= found[i][1]
-                i += 1
-            for key in keys:
-                candidates[key] = candidates.get(key, 0) + 1
-            raw = block[start : min(end, start + MAX_LINE)]
-            if b"\x1b" not in raw and b"\r" not in raw:
-                # A plain line: test the candidates' own patterns in C first, so that an
-                # anchor common in healthy lines costs a regex call, not a decoded line.
-                # (rstrip: the examined text is right-stripped, which "$" may rely on.)
-                plain = raw.rstrip()
-                keys = {k for k in keys if self._may_match(k, plain)}
-                if not keys:
-                    continue
+        for start, end, keys in candidates:
             line += block.count(b"\n", cursor, start)
             cursor = start
-            stamp = _stamp_before(block, start)
-            if stamp is None and start < _LOOKBACK_BYTES:
+            stamp = stamp_before(block, start)
+            if stamp is None and start < LOOKBACK_BYTES:
                 stamp = self._tail_ts.get(source)  # the stamped line may end the last block
+            raw = block[start : min(end, start + MAX_LINE)]
             confirmed |= self._examine(source, line, raw, keys, stamp)
-        self._demote_noisy(candidates, confirmed)
+        self._demote_noisy(counts, confirmed)
         self._remember_tail_stamp(source, block)
         return line - first_line + block.count(b"\n", cursor)
 
+    def _series_for(self, spec: ValueSignal, source: str) -> ValueSeries:
+        series = self._series.get((spec.signal.key, source))
+        if series is None:
+            series = self._series[(spec.signal.key, source)] = ValueSeries(spec)
+        return series
+
     def _remember_tail_stamp(self, source: str, block: bytes) -> None:
-        stamp = _stamp_before(block, len(block))
+        stamp = stamp_before(block, len(block))
         if stamp is not None:
             self._tail_ts[source] = stamp
-
-    def _may_match(self, key: int, raw: bytes) -> bool:
-        if not 0 <= key < self._value_base:
-            return True  # extractors and value jumps are examined as they are
-        confirm = self._cat.units[key].confirm
-        return confirm is None or confirm.search(raw) is not None
 
     def _demote_noisy(self, candidates: dict[int, int], confirmed: set[int]) -> None:
         """An anchor that keeps landing on healthy lines ("number of nan iterations:" in
@@ -159,10 +171,9 @@ class LogScanner:
             and n >= _NOISY_CANDIDATES
             and self._cat.units[uid].signal not in confirmed
         }
-        if noisy - self._demoted:
-            self._demoted |= noisy
-            self._screen, self._folded = self._cat.screens(self._demoted, self._freq)
-            self._direct = self._cat.direct_units(self._demoted)
+        if noisy - self._screen.demoted:
+            demoted = self._screen.demoted | noisy
+            self._screen = BlockScreen(self._cat, self._screen.freq, demoted)
 
     def _examine(
         self, source: str, line: int, raw: bytes, keys: set[int], stamp: float | None = None
@@ -255,20 +266,6 @@ def _most_specific(
         best[sig.entry_id] = max(best.get(sig.entry_id, 0.0), sig.weight)
     top = max(best.values())
     return [(s, g) for s, g in matched if best[s.entry_id] >= top - 1e-9]
-
-
-def _stamp_before(block: bytes, start: int) -> float | None:
-    """Timestamp of the nearest stamped line among the few lines above ``start``."""
-    end = start - 1
-    for _ in range(_LOOKBACK_LINES):
-        if end < 0:
-            return None
-        begin = block.rfind(b"\n", max(0, end - 512), end) + 1
-        ts = timestamps.parse(block[begin:end].decode("utf-8", "replace"))
-        if ts is not None:
-            return ts
-        end = begin - 1
-    return None
 
 
 def _encode(lines: list[str]) -> bytes:

@@ -45,3 +45,22 @@ def parse(text: str) -> float | None:
             frac = float("0." + g["f"]) if g.get("f") else 0.0
             return day * 86400 + int(g["h"]) * 3600 + int(g["mi"]) * 60 + int(g["s"]) + frac
     return None
+
+
+# How far above a line without a time of its own to look for a stamped one.
+LOOKBACK_LINES = 12
+LOOKBACK_BYTES = LOOKBACK_LINES * 512
+
+
+def stamp_before(block: bytes, start: int) -> float | None:
+    """Timestamp of the nearest stamped line among the few lines above ``start``."""
+    end = start - 1
+    for _ in range(LOOKBACK_LINES):
+        if end < 0:
+            return None
+        begin = block.rfind(b"\n", max(0, end - 512), end) + 1
+        ts = parse(block[begin:end].decode("utf-8", "replace"))
+        if ts is not None:
+            return ts
+        end = begin - 1
+    return None

@@ -13,10 +13,36 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from dataclasses import dataclass
 
 from denpex.diagnosis.matcher import ValueSignal
 
 WINDOW = 101
+
+
+@dataclass(frozen=True)
+class BlockValues:
+    """What one C-level pass learns about a block's values: with the running window, enough
+    to rule out a jump, and the window to carry on with when there is none."""
+
+    low: float  # smallest positive value (inf: none)
+    high: float  # largest value (-inf: no value)
+    tail: list[float]  # the block's last exact values, oldest first (at most WINDOW)
+
+
+def summarize(spec: ValueSignal, block: bytes) -> BlockValues | None:
+    """None when a value is not a finite number: that block takes the careful path."""
+    fast = spec.loose or spec.exact
+    raw = fast.findall(block)
+    if not raw:
+        return BlockValues(math.inf, -math.inf, [])
+    values = _floats(raw)
+    if values is None:
+        return None
+    low = min(values)
+    if low <= 0:  # rare: only then pay for a Python-level filter
+        low = min((v for v in values if v > 0), default=math.inf)
+    return BlockValues(low, max(values), _tail(spec, block))
 
 
 class ValueSeries:
@@ -27,16 +53,12 @@ class ValueSeries:
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
-        fast = self.spec.loose or self.spec.exact
-        raw = fast.findall(block)
-        if not raw:
-            return []
-        values = _floats(raw)
-        if values is not None and self.seen >= self.spec.warmup and not self._may_jump(values):
-            self._refill(block, fast)
+        summary = summarize(self.spec, block)
+        if summary is not None and self.can_skip(summary):
+            self.absorb(summary)
             return []
         out: list[int] = []
-        for pos, v in self._exact_values(block, fast, 0):
+        for pos, v in exact_values(self.spec, block, 0):
             if self.seen >= self.spec.warmup:
                 med = sorted(self.window)[(len(self.window) - 1) // 2]
                 if med > 0 and v >= self.spec.ratio * med:
@@ -45,51 +67,58 @@ class ValueSeries:
             self.seen += 1
         return out
 
-    def _may_jump(self, values: list[float]) -> bool:
+    def can_skip(self, summary: BlockValues) -> bool:
+        """True when the block cannot hold a jump (its values all below ratio x the smallest
+        positive value around, which no median can undercut), or holds no value at all."""
+        if not summary.tail and summary.high == -math.inf:
+            return True
+        if self.seen < self.spec.warmup:
+            return False
         low = min((v for v in self.window if v > 0), default=math.inf)
-        block_low = min(values)
-        if block_low <= 0:  # rare: only then pay for a Python-level filter
-            block_low = min((v for v in values if v > 0), default=math.inf)
-        return max(values) >= self.spec.ratio * min(low, block_low)
+        return summary.high < self.spec.ratio * min(low, summary.low)
 
-    def _refill(self, block: bytes, fast: object) -> None:
-        """Put the block's last exact values in the window, reading lines from the end."""
-        assert fast is self.spec.loose or fast is self.spec.exact
-        start = len(block)
-        tail: list[float] = []
-        while start > 0 and len(tail) < WINDOW:
-            start = max(0, start - (64 << 10))
-            tail = [v for _, v in self._exact_values(block, fast, start)]
-        self.window.extend(tail[-WINDOW:])
-        self.seen += len(tail)
+    def absorb(self, summary: BlockValues) -> None:
+        self.window.extend(summary.tail)
+        self.seen += len(summary.tail)
 
-    def _exact_values(self, block: bytes, fast: object, start: int) -> list[tuple[int, float]]:
-        """(offset, value) of the exact matches from ``start`` on, finite values only."""
-        exact = self.spec.exact
-        if self.spec.loose is None:
-            matches = [(m.start(), m.group(1)) for m in exact.finditer(block, start)]
-        else:
-            # Confirm each loose hit's line with the exact pattern, each line once.
-            matches = []
-            line_end = -1
-            for m in self.spec.loose.finditer(block, start):
-                if m.start() < line_end:
-                    continue
-                line_start = block.rfind(b"\n", 0, m.start()) + 1
-                line_end = block.find(b"\n", m.start())
-                matches.extend(
-                    (line_start + e.start(), e.group(1))
-                    for e in exact.finditer(block[line_start:line_end])
-                )
-        out = []
-        for pos, text in matches:
-            try:
-                v = float(text)
-            except ValueError:
+
+def _tail(spec: ValueSignal, block: bytes) -> list[float]:
+    """The block's last exact values, reading lines from the end."""
+    start = len(block)
+    tail: list[float] = []
+    while start > 0 and len(tail) < WINDOW:
+        start = max(0, start - (64 << 10))
+        tail = [v for _, v in exact_values(spec, block, start)]
+    return tail[-WINDOW:]
+
+
+def exact_values(spec: ValueSignal, block: bytes, start: int) -> list[tuple[int, float]]:
+    """(offset, value) of the exact matches from ``start`` on, finite values only."""
+    exact = spec.exact
+    if spec.loose is None:
+        matches = [(m.start(), m.group(1)) for m in exact.finditer(block, start)]
+    else:
+        # Confirm each loose hit's line with the exact pattern, each line once.
+        matches = []
+        line_end = -1
+        for m in spec.loose.finditer(block, start):
+            if m.start() < line_end:
                 continue
-            if math.isfinite(v):  # NaN/Inf readings are their own catalog entry
-                out.append((pos, v))
-        return out
+            line_start = block.rfind(b"\n", 0, m.start()) + 1
+            line_end = block.find(b"\n", m.start())
+            matches.extend(
+                (line_start + e.start(), e.group(1))
+                for e in exact.finditer(block[line_start:line_end])
+            )
+    out = []
+    for pos, text in matches:
+        try:
+            v = float(text)
+        except ValueError:
+            continue
+        if math.isfinite(v):  # NaN/Inf readings are their own catalog entry
+            out.append((pos, v))
+    return out
 
 
 def _floats(raw: list[bytes]) -> list[float] | None:

@@ -1,0 +1,81 @@
+"""Which lines of a block may match which signals: the stateless half of scanning.
+
+Stateless on purpose: given the compiled catalog and the screen's configuration (the log's
+byte shares, the units searched directly), a block's candidate lines depend on the block
+alone, so worker processes can compute them for parts of a large file (see parallel.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from denpex.diagnosis.matcher import CompiledCatalog
+
+Candidate = tuple[int, int, set[int]]  # (line start, line end, keys) within a block
+
+
+class BlockScreen:
+    def __init__(
+        self,
+        cat: CompiledCatalog,
+        freq: dict[int, float] | None = None,
+        demoted: Iterable[int] = (),
+    ) -> None:
+        self.cat = cat
+        self.freq = freq
+        self.demoted = frozenset(demoted)
+        self._screen, self._folded = cat.screens(set(self.demoted), freq)
+        self._direct = cat.direct_units(set(self.demoted))
+        self.value_base = len(cat.units)  # keys at and above: value-signal jumps
+
+    def lines(
+        self, block: bytes, extra: Iterable[tuple[int, frozenset[int]]] = ()
+    ) -> tuple[list[Candidate], dict[int, int]]:
+        """The candidate lines of ``block`` in order, and per unit how many lines its anchors
+        sent (the measure of a noisy anchor). ``extra``: more (offset, keys), e.g. jumps."""
+        found: list[tuple[int, frozenset[int]]] = list(self._screen.hits(block))
+        if self._folded is not None:
+            found.extend(self._folded.hits(block.lower()))  # ignore_case signals' anchors
+        lowered: bytes | None = None
+        for uid, rx in self._direct:
+            only = frozenset((uid,))
+            text = block
+            if self.cat.units[uid].folded:
+                lowered = block.lower() if lowered is None else lowered
+                text = lowered
+            found.extend((m.start(), only) for m in rx.finditer(text))
+        found.extend(extra)
+        if not found:
+            return [], {}
+        found.sort(key=lambda item: item[0])
+        out: list[Candidate] = []
+        counts: dict[int, int] = {}
+        i = 0
+        while i < len(found):
+            pos = found[i][0]
+            start = block.rfind(b"\n", 0, pos) + 1
+            end = block.find(b"\n", pos)
+            keys: set[int] = set(found[i][1])
+            i += 1
+            while i < len(found) and found[i][0] < end:
+                keys |= found[i][1]
+                i += 1
+            for key in keys:
+                counts[key] = counts.get(key, 0) + 1
+            raw = block[start:end]
+            if b"\x1b" not in raw and b"\r" not in raw:
+                # A plain line: test the candidates' own patterns in C first, so that an
+                # anchor common in healthy lines costs a regex call, not a decoded line.
+                # (rstrip: the examined text is right-stripped, which "$" may rely on.)
+                plain = raw.rstrip()
+                keys = {k for k in keys if self._may_match(k, plain)}
+                if not keys:
+                    continue
+            out.append((start, end, keys))
+        return out, counts
+
+    def _may_match(self, key: int, raw: bytes) -> bool:
+        if not 0 <= key < self.value_base:
+            return True  # extractors and value jumps are examined as they are
+        confirm = self.cat.units[key].confirm
+        return confirm is None or confirm.search(raw) is not None

@@ -1,0 +1,145 @@
+"""Screening a large file in worker processes.
+
+CPython's regex engine holds the GIL, so the screen's passes over a multi-gigabyte log run
+on one core unless they run in other processes. The screen is stateless (candidates.py), so
+workers screen byte ranges of the file and send back, per block, only what the main process
+cannot cheaply recompute: its line count, its candidate lines (a few, with their text and
+the timestamp found above each) and a summary of its value series. The main process walks
+the results in file order and does everything stateful as the sequential path does; a
+block whose values may hold a jump is re-read and scanned the sequential way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import BinaryIO
+
+from denpex.diagnosis.candidates import BlockScreen
+from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, iter_blocks_at
+from denpex.diagnosis.matcher import default_catalog
+from denpex.diagnosis.timestamps import stamp_before
+from denpex.diagnosis.values import BlockValues, summarize
+
+# Below this size starting workers costs more than it saves.
+PARALLEL_MIN = 256 << 20
+RANGE_SIZE = 64 << 20
+BLOCK = BLOCK_SIZE
+
+Task = tuple[str, int, int, tuple[tuple[int, float], ...], tuple[int, ...], int]
+
+
+@dataclass
+class BlockResult:
+    offset: int  # file offset of the block's first byte
+    size: int  # len(block): re-reading (offset, size) gives it back
+    lines: int
+    # (line index within the block, offset within the block, stamp above it, text, keys)
+    candidates: list[tuple[int, int, float | None, bytes, frozenset[int]]]
+    values: list[BlockValues | None]  # per catalog value signal
+    tail_stamp: float | None  # of the last stamped line near the block's end
+
+
+def worker_count() -> int:
+    return min(os.cpu_count() or 1, 8)
+
+
+def screen_ranges(path: str, start: int, screen: BlockScreen) -> Iterator[BlockResult]:
+    """BlockResults of ``path`` from ``start`` (a line start) to its end, in file order."""
+    size = os.path.getsize(path)
+    bounds = [*range(start, size, RANGE_SIZE), size]
+    freq = tuple(sorted((screen.freq or {}).items()))
+    demoted = tuple(sorted(screen.demoted))
+    tasks: list[Task] = [
+        (path, lo, hi, freq, demoted, BLOCK) for lo, hi in itertools.pairwise(bounds)
+    ]
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(worker_count()) as pool:
+        for results in pool.imap(_screen_range, tasks):
+            yield from results
+
+
+def _screen_range(task: Task) -> list[BlockResult]:
+    path, lo, hi, freq, demoted, block_size = task
+    screen = _screen(freq, demoted)
+    values = default_catalog().values
+    out = []
+    with open(path, "rb") as f:
+        begin = _align(f, lo)
+        f.seek(begin)
+        for at, block in iter_blocks_at(_Until(f, begin, hi), block_size, MAX_LINE):
+            lines, _counts = screen.lines(block)
+            found = []
+            line = cursor = 0
+            for start, end, keys in lines:
+                line += block.count(b"\n", cursor, start)
+                cursor = start
+                text = block[start : min(end, start + MAX_LINE)]
+                found.append((line, start, stamp_before(block, start), text, frozenset(keys)))
+            out.append(
+                BlockResult(
+                    offset=begin + at,
+                    size=len(block),
+                    lines=line + block.count(b"\n", cursor),
+                    candidates=found,
+                    values=[summarize(spec, block) for spec in values],
+                    tail_stamp=stamp_before(block, len(block)),
+                )
+            )
+    return out
+
+
+@cache
+def _screen(freq: tuple[tuple[int, float], ...], demoted: tuple[int, ...]) -> BlockScreen:
+    return BlockScreen(default_catalog(), dict(freq) or None, demoted)
+
+
+def _align(f: BinaryIO, lo: int) -> int:
+    """Offset of the first line that starts at or after ``lo``."""
+    if lo == 0:
+        return 0
+    f.seek(lo - 1)
+    skipped = 0
+    while True:
+        chunk = f.read(1 << 16)
+        if not chunk:
+            return lo - 1 + skipped
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return lo - 1 + skipped + nl + 1
+        skipped += len(chunk)
+
+
+def read_block(path: str, offset: int, size: int) -> bytes:
+    """A block again, as iter_blocks_at gave it (a cut last line ends in a newline)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read(size)
+    return data if data.endswith(b"\n") else data[:-1] + b"\n"
+
+
+class _Until:
+    """The file from a line start, ending with the line that contains byte ``hi - 1``."""
+
+    def __init__(self, f: BinaryIO, pos: int, hi: int) -> None:
+        self._f, self._pos, self._hi = f, pos, hi
+        self._done = pos >= hi
+
+    def read(self, n: int) -> bytes:
+        if self._done:
+            return b""
+        chunk = self._f.read(n)
+        if not chunk:
+            self._done = True
+            return b""
+        if self._pos + len(chunk) >= self._hi:
+            nl = chunk.find(b"\n", max(0, self._hi - 1 - self._pos))
+            if nl >= 0:
+                chunk = chunk[: nl + 1]
+                self._done = True
+        self._pos += len(chunk)
+        return chunk
