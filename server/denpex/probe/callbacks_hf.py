@@ -9,7 +9,6 @@ this module needs transformers; the rest of Denpex never imports it.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 try:
@@ -20,30 +19,21 @@ except ImportError as exc:  # pragma: no cover - exercised only without transfor
         "use denpex.probe.DriftProbe directly in a plain training loop"
     ) from exc
 
-from denpex.probe.probe import DriftProbe
+from denpex.probe.probe import DriftProbe, ProbeOptions
 
 
 class DriftProbeCallback(TrainerCallback):
     """Probes after every optimizer step whose ``global_step`` is a multiple of ``every``."""
 
-    def __init__(
-        self,
-        out_dir: str | None = None,
-        every: int = 100,
-        group: Any = None,
-        raise_on_mismatch: bool = False,
-    ) -> None:
-        self.out_dir = out_dir
-        self.every = every
-        self.group = group
-        self.raise_on_mismatch = raise_on_mismatch
+    def __init__(self, **options: Any) -> None:
+        """``out_dir``, ``every``, ``group``, ``raise_on_mismatch``: as ``DriftProbe``'s."""
+        self.options = ProbeOptions(**options)
         self.probe: DriftProbe | None = None
 
     def on_train_begin(
         self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any
     ) -> None:
-        out = self.out_dir or os.path.join(args.output_dir, "denpex-fingerprints")
-        self.probe = DriftProbe(model, out, self.every, self.group, self.raise_on_mismatch)
+        self.probe = self.options.open(model, args.output_dir)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.probe is not None:

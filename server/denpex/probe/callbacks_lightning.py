@@ -10,7 +10,6 @@ imports them.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 try:
@@ -24,7 +23,7 @@ except ImportError:
             "use denpex.probe.DriftProbe directly in a plain training loop"
         ) from exc
 
-from denpex.probe.probe import DriftProbe
+from denpex.probe.probe import DriftProbe, ProbeOptions
 
 
 class DriftProbeCallback(Callback):
@@ -35,23 +34,14 @@ class DriftProbeCallback(Callback):
     parameters fingerprinted for step N are those after N optimizer steps, as with HF.
     """
 
-    def __init__(
-        self,
-        out_dir: str | None = None,
-        every: int = 100,
-        group: Any = None,
-        raise_on_mismatch: bool = False,
-    ) -> None:
-        self.out_dir = out_dir
-        self.every = every
-        self.group = group
-        self.raise_on_mismatch = raise_on_mismatch
+    def __init__(self, **options: Any) -> None:
+        """``out_dir``, ``every``, ``group``, ``raise_on_mismatch``: as ``DriftProbe``'s."""
+        self.options = ProbeOptions(**options)
         self.probe: DriftProbe | None = None
         self._seen_step = -1
 
     def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
-        out = self.out_dir or os.path.join(trainer.default_root_dir, "denpex-fingerprints")
-        self.probe = DriftProbe(pl_module, out, self.every, self.group, self.raise_on_mismatch)
+        self.probe = self.options.open(pl_module, trainer.default_root_dir)
         self._seen_step = trainer.global_step
 
     def on_train_batch_end(

@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import time
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -28,6 +29,20 @@ from denpex.probe.records import FORMAT, RecordWriter, encode_sketch
 from denpex.probe.sketch import BLOCK, Fingerprint, Sketcher
 
 log = logging.getLogger("denpex.probe")
+
+
+@dataclass
+class ProbeOptions:
+    """A probe's settings, as the framework callbacks take them before the model exists."""
+
+    out_dir: str | None = None  # default: the framework's output directory + /denpex-fingerprints
+    every: int = 100
+    group: Any = None
+    raise_on_mismatch: bool = False
+
+    def open(self, model: torch.nn.Module, framework_dir: str) -> DriftProbe:
+        out = self.out_dir or os.path.join(framework_dir, "denpex-fingerprints")
+        return DriftProbe(model, out, self.every, self.group, self.raise_on_mismatch)
 
 
 class ReplicaMismatchError(RuntimeError):
