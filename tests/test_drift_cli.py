@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 import zipfile
@@ -270,3 +271,30 @@ def test_input_errors_are_one_line_and_exit_2(tmp_path: Path, runs: dict[str, Pa
         assert done.stderr.startswith("denpex: error: ") and done.stderr.count("\n") == 1, (
             done.stderr
         )
+
+
+def test_progress_bar_is_drawn_on_a_terminal_only(runs: dict[str, Path]) -> None:
+    """stderr a terminal: a bar even with --json (stdout stays pure JSON)."""
+    master, slave = pty.openpty()
+    cmd = [sys.executable, "-m", "denpex", "drift", str(runs["export"]), "--ref", str(runs["ref"])]
+    proc = subprocess.Popen(
+        [*cmd, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        text=True,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # EIO: the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    out, _ = proc.communicate(timeout=120)
+    os.close(master)
+    bar = b"".join(chunks).decode()
+    assert "100%" in bar and "[" + "#" * 30 + "]" in bar, bar
+    assert json.loads(out)["verdict"] == "identical"

@@ -156,14 +156,14 @@ def test_mismatched_keys_and_shapes_are_reported_per_tensor(tmp_path: Path) -> N
 
 
 def test_memory_stays_bounded_on_a_mapped_torch_file(tmp_path: Path) -> None:
-    """Comparing two 64 MB .pt files must not leave them resident in the process.
+    """Comparing two 96 MB .pt files must not leave them resident in the process.
 
     Blocks are read at their file offsets; where those are unknown, the mapped pages of a
     compared block are released. Switching both off shows what the test guards: a mapped
     file stays resident once read.
     """
-    torch.save({f"t{i}": torch.full((1024, 1024), 1.0) for i in range(16)}, tmp_path / "a.pt")
-    torch.save({f"t{i}": torch.full((1024, 1024), 2.0) for i in range(16)}, tmp_path / "b.pt")
+    torch.save({f"t{i}": torch.full((1024, 1024), 1.0) for i in range(24)}, tmp_path / "a.pt")
+    torch.save({f"t{i}": torch.full((1024, 1024), 2.0) for i in range(24)}, tmp_path / "b.pt")
     script = textwrap.dedent(
         f"""
         from denpex.drift import readers
@@ -183,11 +183,11 @@ def test_memory_stays_bounded_on_a_mapped_torch_file(tmp_path: Path) -> None:
             b = readers.open_checkpoint({str(tmp_path / "b.pt")!r})
             before = peak_mb()
             diff = compare_readers(a, b, 1, Kernel("cpu"))
-            assert diff.diff_sq == 16 * 1024 * 1024, diff.diff_sq
+            assert diff.diff_sq == 24 * 1024 * 1024, diff.diff_sq
             print(peak_mb() - before)
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     pread, released, kept = (int(x) for x in done.stdout.split())
-    # 2 x 64 MB mapped, a tensor pair is 8 MB.
-    assert pread < 40 and released < 40 and kept > 100, (pread, released, kept, done.stderr)
+    # 2 x 96 MB mapped, a tensor pair is 8 MB.
+    assert pread < 60 and released < 60 and kept > 150, (pread, released, kept, done.stderr)
