@@ -45,11 +45,28 @@ def validate(schema_file: str, instance: Any, ref: str = "") -> None:
     Draft202012Validator(schema, registry=REGISTRY).validate(instance)
 
 
+class _Timed:
+    """The client's request methods, each bounded by TIMEOUT (a stuck server fails the
+    test instead of hanging it)."""
+
+    def __init__(self, client: LanguageClient) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = getattr(self._client, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await asyncio.wait_for(method(*args, **kwargs), TIMEOUT)
+
+        return call
+
+
 class Session:
     """A started, initialized server and what it has sent."""
 
     def __init__(self, client: LanguageClient) -> None:
         self.client = client
+        self.timed = _Timed(client)
         self.custom: dict[str, list[Any]] = {m: [] for m in CUSTOM}
         for method in CUSTOM:
             client.feature(method)(self._recorder(method))
@@ -97,8 +114,13 @@ class Session:
             )
         )
 
+    async def request(self, method: str, params: Any) -> Any:
+        return await asyncio.wait_for(
+            self.client.protocol.send_request_async(method, params), TIMEOUT
+        )
+
     async def status(self) -> dict[str, Any]:
-        result = await self.client.protocol.send_request_async("denpex/getStatus", {})
+        result = await self.request("denpex/getStatus", {})
         validate("lsp-status.schema.json", result)
         return result
 
@@ -135,13 +157,12 @@ async def start(
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
     await client.start_io(sys.executable, "-m", "denpex", "serve", *args, env=env)
     client.set_configuration(settings or {}, section="denpex")
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities(capabilities),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-            root_uri=tmp_path.as_uri(),
-        )
+    params = types.InitializeParams(
+        capabilities=client_capabilities(capabilities),
+        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+        root_uri=tmp_path.as_uri(),
     )
+    await asyncio.wait_for(client.initialize_session(params), TIMEOUT)
     return session
 
 

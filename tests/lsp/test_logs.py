@@ -62,7 +62,7 @@ async def test_multi_rank_log_ranks_roles_hover_and_actions(tmp_path: Path, logs
         assert related[0].location.range.start.line == oom
 
         # Hover on the initiating line and on the collateral line.
-        hover = await s.client.text_document_hover_async(
+        hover = await s.timed.text_document_hover_async(
             types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(oom, 3))
         )
         assert hover is not None
@@ -70,17 +70,17 @@ async def test_multi_rank_log_ranks_roles_hover_and_actions(tmp_path: Path, logs
         assert catalog.get("cuda-oom")["quick_answer"].split()[0] in value
         assert "Root cause" in value and "Fix" in value and "initiating" in value
         later = min(watchdog_lines)
-        hover2 = await s.client.text_document_hover_async(
+        hover2 = await s.timed.text_document_hover_async(
             types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(later, 0))
         )
         assert hover2 is not None and "collateral" in hover2.contents.value  # type: ignore[union-attr]
-        none = await s.client.text_document_hover_async(
+        none = await s.timed.text_document_hover_async(
             types.HoverParams(types.TextDocumentIdentifier(uri), types.Position(0, 0))
         )
         assert none is None
 
         # Code actions on the error.
-        got = await s.client.text_document_code_action_async(
+        got = await s.timed.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri),
                 range=error.range,
@@ -114,7 +114,7 @@ async def test_multi_rank_log_ranks_roles_hover_and_actions(tmp_path: Path, logs
         # The block around the error: the traceback, bounded by the log's structure.
         [block] = by_name["denpex.diagnose"]
         validate("lsp-diagnose-params.schema.json", block.arguments[0])
-        result = await s.client.workspace_execute_command_async(
+        result = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(command="denpex.diagnose", arguments=block.arguments)
         )
         validate("diagnosis.schema.json", result)
@@ -124,18 +124,14 @@ async def test_multi_rank_log_ranks_roles_hover_and_actions(tmp_path: Path, logs
         assert oom + 1 in evidence_lines  # numbered as in the document (1-based)
 
         # The catalog entry behind "open the catalog entry".
-        entry = await s.client.protocol.send_request_async(
-            "denpex/catalogEntry", {"id": "cuda-oom"}
-        )
+        entry = await s.request("denpex/catalogEntry", {"id": "cuda-oom"})
         validate("lsp-catalog-entry-result.schema.json", entry)
         assert entry["title"] == catalog.get("cuda-oom")["title"]
         assert entry["title"] in entry["markdown"]
         with pytest.raises(JsonRpcInvalidParams, match="unknown catalog entry"):
-            await s.client.protocol.send_request_async(
-                "denpex/catalogEntry", {"id": "no-such-entry"}
-            )
+            await s.request("denpex/catalogEntry", {"id": "no-such-entry"})
         with pytest.raises(JsonRpcInvalidParams):
-            await s.client.protocol.send_request_async("denpex/catalogEntry", ["cuda-oom"])
+            await s.request("denpex/catalogEntry", ["cuda-oom"])
 
         # Closing the document clears its diagnostics.
         s.client.text_document_did_close(

@@ -61,7 +61,7 @@ async def test_terminal_chunks_split_mid_line_give_one_finding(tmp_path: Path, l
         assert oom["text"].endswith("reserved by PyTorch but unallocated.")
 
         # The buffered output of the last command can be diagnosed on demand.
-        result = await s.client.workspace_execute_command_async(
+        result = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(command="denpex.diagnose", arguments=[{"terminalId": "t1"}])
         )
         validate("diagnosis.schema.json", result)
@@ -106,7 +106,7 @@ async def test_diagnose_selection_publishes_on_the_range(tmp_path: Path, logs: P
         rng = {"start": {"line": first, "character": 0}, "end": {"line": last, "character": 0}}
         args = {"text": selection, "uri": uri, "range": rng}
         validate("lsp-diagnose-params.schema.json", args)
-        result = await s.client.workspace_execute_command_async(
+        result = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(command="denpex.diagnose", arguments=[args])
         )
         validate("diagnosis.schema.json", result)
@@ -119,7 +119,7 @@ async def test_diagnose_selection_publishes_on_the_range(tmp_path: Path, logs: P
         assert [d.range.start.line for d in diags if d.severity == Error] == [oom_line]
 
         # Without text: the server reads the range from the open document.
-        again = await s.client.workspace_execute_command_async(
+        again = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(
                 command="denpex.diagnose", arguments=[{"uri": uri, "range": rng}]
             )
@@ -127,14 +127,14 @@ async def test_diagnose_selection_publishes_on_the_range(tmp_path: Path, logs: P
         assert again == result
 
         # Text alone: diagnosis returned, nothing published.
-        alone = await s.client.workspace_execute_command_async(
+        alone = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(command="denpex.diagnose", arguments=[{"text": failure}])
         )
         validate("diagnosis.schema.json", alone)
         assert alone["findings"][0]["evidence"][0]["source"] == "<selection>"
 
         # Healthy text: no findings, and the selection's diagnostics are replaced.
-        healthy = await s.client.workspace_execute_command_async(
+        healthy = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(
                 command="denpex.diagnose",
                 arguments=[
@@ -164,7 +164,7 @@ async def test_diagnose_selection_publishes_on_the_range(tmp_path: Path, logs: P
             [{"text": "a"}, {"text": "b"}],
         ):
             with pytest.raises(JsonRpcInvalidParams):
-                await s.client.workspace_execute_command_async(
+                await s.timed.workspace_execute_command_async(
                     types.ExecuteCommandParams(command="denpex.diagnose", arguments=bad)
                 )
         assert (await s.status())["privacy"] == "local-only"

@@ -174,8 +174,7 @@ class LogDocument:
 
     def line_range_text(self, first: int, last: int) -> tuple[str, int]:
         """Text of 0-based lines first..last (inclusive) and the index of the first one."""
-        with self._lock:
-            text = self.text
+        text = self.text
         start = positions.line_start(text, first)
         end = positions.line_start(text, last + 1) if last + 1 <= self._breaks else len(text)
         return text[start:end], first
