@@ -276,7 +276,8 @@ def test_parallel_screening_equals_sequential(tmp_path, monkeypatch):
     counts = {r.signal.name: r.count for r in sequential.records.values()}
     assert {r.signal.name: r.count for r in split.records.values()} == counts
     assert counts["loss_value"] == 1  # the one spike, found through block summaries too
-    assert expected[0]["id"] == "cuda-oom"
+    # the spike, a day after the OOM on another rank, is its own finding, not its fallout
+    assert [f["id"] for f in expected] == ["cuda-oom", "loss-spike"]
 
 
 def test_ranges_cover_every_line_once(tmp_path):

@@ -6,9 +6,9 @@ Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split and the f
   summaries, "may be asynchronously reported" follow-ups) never replace it.
 - Within one incident (same rank, close in time) the most specific entry names it, so a
   generic "Traceback" printed just before a CUDA OOM does not win over the OOM.
-- An entry whose hits all come later and from other ranks is the cascade: its ranks become
-  collateral of the root. An entry on the root's rank, or of unknown rank, stays a finding
-  of its own, after the root.
+- An entry whose hits all come later (within the hour, when the log has times) and from
+  other ranks is the cascade: its ranks become collateral of the root. An entry on the
+  root's rank, of unknown rank, or far later, stays a finding of its own, after the root.
 - With only collateral evidence the finding says so: no initiating rank, the collateral
   ranks, and suspects (ranks named by a desync report, ranks that never enqueued the
   collective the others wait on, ranks missing from an otherwise complete set of reports).
@@ -28,6 +28,7 @@ from denpex.finding import Evidence, Finding, Role, compress_ranks
 _ROLE_ORDER: dict[str, int] = {"initiating": 0, "collateral": 1, "context": 2}
 INCIDENT_SECONDS = 120.0
 INCIDENT_LINES = 200
+CASCADE_SECONDS = 3600.0
 EVIDENCE_LIMIT = 12
 
 
@@ -85,8 +86,13 @@ def build_findings(
             continue
         if not entry.initiating or _same_incident(entry, root_hit, root_rank):
             folded.append(entry)
-        elif root_rank is not None and root_rank not in entry.ranks and entry.ranks:
-            folded.append(entry)  # the cascade: later, and on other ranks
+        elif (
+            root_rank is not None
+            and root_rank not in entry.ranks
+            and entry.ranks
+            and _within_cascade(entry.first_initiating, root_hit)
+        ):
+            folded.append(entry)  # the cascade: later, on other ranks, soon enough
         else:
             separate.append(entry)
     root_first = root.first_initiating if root.first_initiating else root_hit
@@ -173,6 +179,15 @@ def _close(a: Hit, b: Hit) -> bool:
     if a.ts is not None and b.ts is not None:
         return abs(a.ts - b.ts) <= INCIDENT_SECONDS
     return a.source != b.source or abs(a.line - b.line) <= INCIDENT_LINES
+
+
+def _within_cascade(hit: Hit | None, root_hit: Hit) -> bool:
+    """Close enough after the root to be its fallout: peers notice a dead rank within their
+    collective timeout (10-30 minutes by default); without timestamps, assume they do. (A
+    little before counts too: a hardware root may sit on another clock, see above.)"""
+    if hit is None or hit.ts is None or root_hit.ts is None:
+        return True
+    return -INCIDENT_SECONDS <= hit.ts - root_hit.ts <= CASCADE_SECONDS
 
 
 def _same_incident(entry: _Entry, root_hit: Hit, root_rank: int | None) -> bool:

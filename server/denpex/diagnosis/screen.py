@@ -13,8 +13,10 @@ literals, or a character class, is tried at every byte and runs ~10x slower, and
    translated block. It stops only at the (rare) start bytes, and a trie rejects a stop
    after a byte or two.
 
-A healthy line therefore costs two C-level passes and no Python code. A hit is only a
-candidate: the signals it guards are then matched on the real line.
+Literals with no rare byte, or that translation would leave unselective, get a pass of
+their own per start byte, on the block as written. A healthy line costs these C-level
+passes and no Python code. A hit is only a candidate: the signals it guards are then
+matched on the real line.
 """
 
 from __future__ import annotations
@@ -92,10 +94,6 @@ class Screen:
             )
             for first, words in sorted(groups.items())
         ]
-
-    @property
-    def anchors(self) -> list[bytes]:
-        return sorted(self._keys)
 
     def hits(self, block: bytes) -> Iterable[tuple[int, frozenset[int]]]:
         """(offset of an anchor, keys it guards) for every anchor occurrence in ``block``."""
