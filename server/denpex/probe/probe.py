@@ -12,10 +12,12 @@ Each probed step appends one JSON line per rank (see ``records``) that ``denpex 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -29,6 +31,23 @@ from denpex.probe.records import FORMAT, RecordWriter, encode_sketch
 from denpex.probe.sketch import BLOCK, Fingerprint, Sketcher
 
 log = logging.getLogger("denpex.probe")
+
+
+@contextlib.contextmanager
+def _one_cpu_thread() -> Iterator[None]:
+    """Run the probe's CPU work on one intra-op thread.
+
+    The probe works in cache-sized chunks of cheap integer ops; torch's thread pool
+    splits each op again and, on a busy machine, its threads wait for each other: measured
+    66x slower with 2 threads than with 1 under load (20 s vs 0.3 s for 4M elements).
+    The training loop's own setting is restored afterwards.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 @dataclass
@@ -101,7 +120,8 @@ class DriftProbe:
         self._last_step = step
         params = self._parameters()
         self._sketcher.begin(len(params))
-        prints = [self._sketcher.fingerprint(name, p) for name, p in params]
+        with _one_cpu_thread():
+            prints = [self._sketcher.fingerprint(name, p) for name, p in params]
         verdict = self._check_replicas(prints) if self.group is not None else None
         record = self._record(step, prints, params, verdict)
         self.last_record_bytes = self._writer.append(record)
