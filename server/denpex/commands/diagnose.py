@@ -6,8 +6,6 @@ import argparse
 import json
 import sys
 
-from denpex.diagnosis import LogScanner, diagnose_paths
-from denpex.diagnosis.report import format_report
 from denpex.errors import InputError
 from denpex.finding import diagnosis_json
 
@@ -27,6 +25,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: compiling the catalog's signals costs every other subcommand ~1 s.
+    from denpex.diagnosis import LogScanner, diagnose_paths
+    from denpex.diagnosis.report import format_report
+
     scanner = LogScanner()
     findings = diagnose_paths(args.logs, scanner)
     for notice in scanner.notices:
