@@ -8,7 +8,6 @@ import json
 import sys
 from typing import Any
 
-from denpex.drift.distributed import under_torchrun
 from denpex.drift.progress import ProgressBar
 
 _DEVICE_HELP = "where reductions run: auto (CUDA when present), cpu or cuda (default auto)"
@@ -43,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--gpu", type=int, help="local GPU index the run trained on (fills dcgmi)")
     p.add_argument("--host", help="host the run trained on")
     _common(p)
-    p.set_defaults(func=under_torchrun(_drift))
+    p.set_defaults(func=_drift)
 
     p = sub.add_parser(
         "replicas",
@@ -93,6 +92,14 @@ def _emit(report: dict[str, Any], as_json: bool) -> int:
 
 
 def _drift(args: argparse.Namespace) -> int:
+    # Imported here, not at registration: it pulls numpy into every `denpex` command.
+    from denpex.drift.distributed import session
+
+    with session(args.device):
+        return _drift_one(args)
+
+
+def _drift_one(args: argparse.Namespace) -> int:
     from denpex.drift.api import drift_report
 
     bar = ProgressBar()

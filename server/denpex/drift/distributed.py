@@ -170,13 +170,3 @@ def session(device: str) -> Iterator[int]:
             sys.stdout.close()
             sys.stdout = saved
         dist.destroy_process_group()
-
-
-def under_torchrun(command: Callable[[Any], int]) -> Callable[[Any], int]:
-    """Wrap a command's ``func(args)`` so it joins torchrun's group when started by it."""
-
-    def run(args: Any) -> int:
-        with session(getattr(args, "device", "auto")):
-            return command(args)
-
-    return run
