@@ -15,6 +15,7 @@ from lsp_harness import Session, start, stop, validate
 from lsprotocol import types
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.slow  # each check starts a worker process that imports torch
 
 from denpex.drift.simulate import FaultSpec, simulate_run  # noqa: E402
 
