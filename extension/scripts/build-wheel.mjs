@@ -1,15 +1,17 @@
 // Builds the denpex wheel into dist/wheels/ so the .vsix carries the Python package and
 // "Install Denpex" works without the registry (beyond denpex's own dependencies). Uses
-// $DENPEX_PYTHON (the Makefile's venv) or python3, without build isolation so no build
-// requirements are downloaded.
+// $DENPEX_PYTHON (what the Makefile passes), else the project's .venv, else python3 — the
+// same order as the protocol tests — without build isolation so no build requirements
+// are downloaded (setuptools and wheel must be in that interpreter).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const out = path.join(root, "dist/wheels");
-const python = process.env.DENPEX_PYTHON || "python3";
+const venv = path.join(root, ".venv/bin/python");
+const python = process.env.DENPEX_PYTHON || (existsSync(venv) ? venv : "python3");
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 execFileSync(python, ["-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--disable-pip-version-check", "--wheel-dir", out, root], {

@@ -15,7 +15,7 @@ async function testEntries(dir) {
 }
 
 if (tests) {
-  for (const kind of ["unit", "protocol"]) {
+  for (const kind of ["unit", "protocol", "e2e"]) {
     const entryPoints = await testEntries(`extension/test/${kind}`);
     if (entryPoints.length === 0) continue;
     await esbuild.build({
@@ -26,7 +26,8 @@ if (tests) {
       format: "cjs",
       target: "node20",
       sourcemap: "inline",
-      external: ["vscode"],
+      // playwright-core loads its own files at run time; it stays a normal require.
+      external: ["vscode", "playwright-core"],
       logLevel: "warning",
     });
   }

@@ -8,7 +8,6 @@ import {
   ErrorAction,
   LanguageClient,
   State,
-  TransportKind,
   type DocumentSelector,
   type LanguageClientOptions,
   type ServerOptions,
@@ -143,8 +142,8 @@ export class ServerManager implements vscode.Disposable {
     this.log.info(`starting denpex ${check.version} with ${interpreter.command} (${interpreter.source})`);
     const serverOptions: ServerOptions = {
       command: interpreter.command,
+      // No `transport`: with TransportKind.stdio the client would append "--stdio".
       args: [...SERVE_ARGS],
-      transport: TransportKind.stdio,
       options: { env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONIOENCODING: "utf-8" } },
     };
     const clientOptions: LanguageClientOptions = {
@@ -153,10 +152,16 @@ export class ServerManager implements vscode.Disposable {
       synchronize: { configurationSection: "denpex" },
       // A plain copy: the configuration object carries methods that do not serialise.
       initializationOptions: { settings: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("denpex"))) },
+      initializationFailedHandler: (error) => {
+        this.log.error(`server initialization failed: ${error instanceof Error ? error.message : String(error)}`);
+        return false;
+      },
       errorHandler: {
         error: (_error, _message, count) => ({ action: (count ?? 0) < 5 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
         closed: () => {
-          if (!this.stopping) this.onCrash();
+          // A server that dies while starting fails the start (reported once, no retry loop);
+          // one that dies after running is a crash and comes back with backoff.
+          if (!this.stopping && this._state === "running") this.onCrash();
           return { action: CloseAction.DoNotRestart, handled: true };
         },
       },

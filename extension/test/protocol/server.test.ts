@@ -97,6 +97,19 @@ test("hover on the initiating line explains the failure; code actions carry the 
   assert.ok(arg.command.length > 0);
 });
 
+test("code actions for a selection spanning the traceback and the collateral lines answer promptly", async () => {
+  await openLog();
+  // VS Code asks for code actions on every selection change; a slow answer stalls the editor.
+  const started = Date.now();
+  const actions = (await session.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri: LOG_URI },
+    range: { start: { line: OOM_LINE - 6, character: 0 }, end: { line: OOM_LINE + 4, character: 0 } },
+    context: { diagnostics: [] },
+  })) as CodeAction[];
+  assert.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`);
+  assert.ok(actions.some((a) => a.command?.command === RUN_IN_TERMINAL));
+});
+
 test("denpex.diagnose on a selection returns a schema-valid diagnosis with the initiating rank, numbered from the selection", async () => {
   await ready;
   const start = OOM_LINE - 6;
