@@ -4,7 +4,7 @@ false-alarm benchmark and the demo.
 Everything a drift verdict has to tell apart is produced by actual training, not by drawing
 numbers: a healthy rerun that differs from the reference only by reduction-order round-off,
 a permanent compute fault, a one-off bit flip and a data-parallel replica whose local
-update goes wrong. The model is small enough (about 40k parameters) that a few hundred steps
+update goes wrong. The model is small enough (28k parameters) that a few hundred steps
 take a second or two on one CPU core.
 
 torch is imported inside the functions so importing ``denpex.drift`` stays cheap.
