@@ -7,8 +7,12 @@ alone, so worker processes can compute them for parts of a large file (see paral
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable
 
+from denpex.diagnosis import hyperscreen
+from denpex.diagnosis.hyperscreen import HyperScreen
 from denpex.diagnosis.matcher import CompiledCatalog
 
 Candidate = tuple[int, int, set[int]]  # (line start, line end, keys) within a block
@@ -24,26 +28,19 @@ class BlockScreen:
         self.cat = cat
         self.freq = freq
         self.demoted = frozenset(demoted)
-        self._screen, self._folded = cat.screens(set(self.demoted), freq)
         self._direct = cat.direct_units(set(self.demoted))
         self.value_base = len(cat.units)  # keys at and above: value-signal jumps
+        # One Hyperscan scan per block when the package is there, else the regex passes.
+        self.hyper = _hyper_screen(cat, self.demoted, self._direct)
+        if self.hyper is None:
+            self._screen, self._folded = cat.screens(set(self.demoted), freq)
 
     def lines(
         self, block: bytes, extra: Iterable[tuple[int, frozenset[int]]] = ()
     ) -> tuple[list[Candidate], dict[int, int]]:
         """The candidate lines of ``block`` in order, and per unit how many lines its anchors
         sent (the measure of a noisy anchor). ``extra``: more (offset, keys), e.g. jumps."""
-        found: list[tuple[int, frozenset[int]]] = list(self._screen.hits(block))
-        if self._folded is not None:
-            found.extend(self._folded.hits(block.lower()))  # ignore_case signals' anchors
-        lowered: bytes | None = None
-        for uid, rx in self._direct:
-            only = frozenset((uid,))
-            text = block
-            if self.cat.units[uid].folded:
-                lowered = block.lower() if lowered is None else lowered
-                text = lowered
-            found.extend((m.start(), only) for m in rx.finditer(text))
+        found = self.hyper.hits(block) if self.hyper is not None else self._regex_hits(block)
         found.extend(extra)
         if not found:
             return [], {}
@@ -74,8 +71,35 @@ class BlockScreen:
             out.append((start, end, keys))
         return out, counts
 
+    def _regex_hits(self, block: bytes) -> list[tuple[int, frozenset[int]]]:
+        found: list[tuple[int, frozenset[int]]] = list(self._screen.hits(block))
+        if self._folded is not None:
+            found.extend(self._folded.hits(block.lower()))  # ignore_case signals' anchors
+        lowered: bytes | None = None
+        for uid, rx in self._direct:
+            only = frozenset((uid,))
+            text = block
+            if self.cat.units[uid].folded:
+                lowered = block.lower() if lowered is None else lowered
+                text = lowered
+            found.extend((m.start(), only) for m in rx.finditer(text))
+        return found
+
     def _may_match(self, key: int, raw: bytes) -> bool:
         if not 0 <= key < self.value_base:
             return True  # extractors and value jumps are examined as they are
         confirm = self.cat.units[key].confirm
         return confirm is None or confirm.search(raw) is not None
+
+
+def _hyper_screen(
+    cat: CompiledCatalog, demoted: frozenset[int], direct: list[tuple[int, re.Pattern[bytes]]]
+) -> HyperScreen | None:
+    if not hyperscreen.available() or os.environ.get("DENPEX_SCREEN") == "regex":
+        return None
+    exact, folded = cat.screen_literals(set(demoted))
+    patterns = [(uid, rx.pattern, cat.units[uid].folded) for uid, rx in direct]
+    try:
+        return HyperScreen(exact, folded, patterns)
+    except ValueError:
+        return None  # a pattern Hyperscan cannot compile: the regex passes handle it

@@ -75,13 +75,18 @@ class CompiledCatalog:
         self, demoted: set[int], freq: dict[int, float] | None = None
     ) -> tuple[Screen, Screen | None]:
         """(case-sensitive screen, lower-cased screen) over the units not scanned directly."""
+        exact, folded = self.screen_literals(demoted)
+        return Screen(exact, freq), (Screen(folded, freq) if folded else None)
+
+    def screen_literals(self, demoted: set[int]) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+        """(case-sensitive, lower-cased) literal -> keys, over the units not scanned directly."""
         exact: dict[str, set[int]] = {k: set(v) for k, v in self.extractor_literals.items()}
         folded: dict[str, set[int]] = {}
         for uid, unit in enumerate(self.units):
             if unit.literals and uid not in demoted:
                 for lit in unit.literals:
                     (folded if unit.folded else exact).setdefault(lit, set()).add(uid)
-        return Screen(exact, freq), (Screen(folded, freq) if folded else None)
+        return exact, folded
 
     def direct_units(self, demoted: set[int]) -> list[tuple[int, re.Pattern[bytes]]]:
         return [

@@ -1,0 +1,105 @@
+"""The screen's passes as one Hyperscan database, when the ``hyperscan`` package is installed.
+
+screen.Screen works around CPython's regex engine, which searches one pattern per pass:
+anchors are cut, translated and grouped so that a healthy block costs a few passes, and
+the literal-less (or noisy) units each cost a ``finditer`` of their own, case-insensitive
+ones on a lower-cased copy of the block. Hyperscan compiles every required literal and
+every directly searched unit into one automaton, as grep does, and scans a block once.
+
+It finds what those passes find: every occurrence of a unit's required literal (a unit's
+literals hold for every match, so a line without one cannot match), every match of a
+directly searched unit's pattern, case-insensitive ones with HS_FLAG_CASELESS instead of
+on a lower-cased block. Hyperscan reports each match through a Python callback, so the
+database holds only what the regex passes searched for: the value series (a loss on every
+step line) stay with their bulk ``findall`` (values.py), and a noisy literal is demoted to
+its unit's direct pattern exactly as before (scanner._demote_noisy).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+try:
+    import hyperscan
+except ImportError:  # the optional fast screen; candidates.py falls back to screen.Screen
+    hyperscan = None  # type: ignore[assignment]
+
+Hit = tuple[int, frozenset[int]]  # (offset in the block, keys), as screen.Screen.hits gives
+
+# Python's named groups and inline-flag groups spelled the PCRE way Hyperscan parses.
+_NAMED_GROUP = re.compile(rb"\(\?P<\w+>")
+
+
+def available() -> bool:
+    return hyperscan is not None
+
+
+class HyperScreen:
+    """Offsets of every required literal and direct-unit match in a block, in one scan."""
+
+    def __init__(
+        self,
+        exact: dict[str, set[int]],
+        folded: dict[str, set[int]],
+        direct: Iterable[tuple[int, bytes, bool]],
+    ) -> None:
+        """``exact``/``folded``: required literal -> keys it guards (folded: matched without
+        regard to ASCII case). ``direct``: (unit id, pattern on raw bytes, caseless). Raises
+        ValueError when a pattern is outside what Hyperscan compiles."""
+        assert hyperscan is not None
+        expressions: list[bytes] = []
+        flags: list[int] = []
+        self._keys: list[frozenset[int]] = []
+        # Literals: the match's start is its end minus its length, no start-of-match
+        # tracking needed. Folded literals are grouped by their lower-cased form.
+        merged: dict[tuple[bytes, bool], set[int]] = {}
+        for table, caseless in ((exact, False), (folded, True)):
+            for text, keys in table.items():
+                lit = text.encode("utf-8")
+                merged.setdefault((lit.lower() if caseless else lit, caseless), set()).update(keys)
+        self._lengths: list[int] = []
+        for (lit, caseless), keys in merged.items():
+            expressions.append(b"".join(b"\\x%02x" % b for b in lit))
+            flags.append(hyperscan.HS_FLAG_CASELESS if caseless else 0)
+            self._keys.append(frozenset(keys))
+            self._lengths.append(len(lit))
+        # Direct units: the start of the leftmost match decides the line, as finditer's did
+        # (a pattern with \s or [^...] may run over a newline).
+        for uid, pattern, caseless in direct:
+            expressions.append(_NAMED_GROUP.sub(b"(", pattern))
+            flags.append(
+                hyperscan.HS_FLAG_MULTILINE
+                | hyperscan.HS_FLAG_SOM_LEFTMOST
+                | (hyperscan.HS_FLAG_CASELESS if caseless else 0)
+            )
+            self._keys.append(frozenset((uid,)))
+            self._lengths.append(-1)
+        self._db: Any = None
+        if expressions:
+            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            try:
+                self._db.compile(
+                    expressions=expressions,
+                    ids=list(range(len(expressions))),
+                    elements=len(expressions),
+                    flags=flags,
+                )
+            except hyperscan.error as exc:
+                raise ValueError(f"Hyperscan cannot compile the screen: {exc}") from exc
+
+    def hits(self, block: bytes) -> list[Hit]:
+        if self._db is None:
+            return []
+        found: list[tuple[int, int]] = []
+        append = found.append
+        lengths = self._lengths
+
+        def on_match(eid: int, start: int, end: int, _flags: int, _ctx: object) -> None:
+            n = lengths[eid]
+            append((end - n if n >= 0 else start, eid))
+
+        self._db.scan(block, match_event_handler=on_match)
+        keys = self._keys
+        return [(pos, keys[eid]) for pos, eid in found]

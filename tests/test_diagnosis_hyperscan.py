@@ -1,0 +1,181 @@
+"""The Hyperscan screen (hyperscreen.py) against the regex passes it replaces: it must send
+every line that a signal or a context extractor matches to the exact matching, and the
+findings must not depend on which screen ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from denpex.diagnosis import LogScanner, diagnose_paths, hyperscreen
+from denpex.diagnosis.candidates import BlockScreen
+from denpex.diagnosis.context import EXTRACTOR_NAMES, extractor
+from denpex.diagnosis.lines import visible_segments
+from denpex.diagnosis.matcher import compile_catalog, default_catalog
+from denpex.diagnosis.ranks import split_prefix
+
+pytestmark = pytest.mark.skipif(
+    not hyperscreen.available(), reason="the optional hyperscan package is not installed"
+)
+
+LOGS = Path(__file__).parent / "logs"
+FIXTURES = sorted(p for p in LOGS.rglob("*") if p.is_file())
+
+
+@pytest.fixture(params=["hyperscan", "regex"])
+def screen(request, monkeypatch) -> str:
+    if request.param == "regex":
+        monkeypatch.setenv("DENPEX_SCREEN", "regex")
+    else:
+        monkeypatch.delenv("DENPEX_SCREEN", raising=False)
+    return str(request.param)
+
+
+def test_hyperscan_screen_is_chosen_unless_regex_is_asked_for(screen):
+    chosen = BlockScreen(default_catalog()).hyper is not None
+    assert chosen == (screen == "hyperscan")
+
+
+def _expected_keys(raw: bytes) -> set[int]:
+    """Brute force: the signals (by key) and extractors (negative keys) that match the line."""
+    cat = default_catalog()
+    value_keys = {v.signal.key for v in cat.values}
+    keys: set[int] = set()
+    for segment in visible_segments(raw):
+        body = split_prefix(segment)[1]
+        keys |= {s.key for s in cat.signals if s.key not in value_keys and s.regex.search(body)}
+        for i in range(len(EXTRACTOR_NAMES)):
+            if extractor(-1 - i)[1].search(body):
+                keys.add(-1 - i)
+    return keys
+
+
+@pytest.fixture(scope="module")
+def hyper_screens() -> dict[str, BlockScreen]:
+    """Hyperscan screens (compiled once: a second each) on the units' required literals,
+    and with every unit demoted, on the units' own patterns."""
+    cat = default_catalog()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("DENPEX_SCREEN", raising=False)
+        screens = {
+            "literals": BlockScreen(cat),
+            "direct": BlockScreen(cat, demoted=range(len(cat.units))),
+        }
+    assert all(s.hyper is not None for s in screens.values())
+    return screens
+
+
+@pytest.mark.parametrize("kind", ["literals", "direct"])
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(LOGS)))
+def test_hyperscan_candidates_cover_every_matching_line(path, kind, hyper_screens):
+    """Each line some signal or extractor matches is a candidate of the Hyperscan screen,
+    with a key that leads to that signal."""
+    cat = default_catalog()
+    bscreen = hyper_screens[kind]
+    block = path.read_bytes()
+    block = block if block.endswith(b"\n") else block + b"\n"
+    candidates = {start: keys for start, _end, keys in bscreen.lines(block)[0]}
+    start = 0
+    matched_lines = 0
+    for raw in block.split(b"\n")[:-1]:
+        expected = _expected_keys(raw)
+        if expected:
+            matched_lines += 1
+            assert start in candidates, f"line at {start} missed: {raw[:120]!r}"
+            keys = candidates[start]
+            got = {k if k < 0 else cat.units[k].signal for k in keys}
+            assert expected <= got, (raw[:120], expected - got)
+        start += len(raw) + 1
+    assert matched_lines > 0 or path.name == "healthy_run.log"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: str(p.relative_to(LOGS)))
+def test_findings_do_not_depend_on_the_screen(path, monkeypatch):
+    def run() -> list[dict]:
+        return [f.to_json() for f in diagnose_paths([str(path)])]
+
+    monkeypatch.setenv("DENPEX_SCREEN", "regex")
+    regex = run()
+    monkeypatch.delenv("DENPEX_SCREEN")
+    assert run() == regex
+    assert regex or path.name == "healthy_run.log"
+
+
+def _job_log(path: Path) -> None:
+    """Every fixture's failure, each after a stretch of healthy steps, in one log."""
+    healthy = (LOGS / "healthy_run.log").read_bytes()
+    path.write_bytes(b"".join(healthy * 8 + failure.read_bytes() for failure in FIXTURES))
+
+
+def test_generated_job_log_same_findings_and_counts_both_paths(tmp_path, monkeypatch):
+    """Regex screen vs Hyperscan screen, read sequentially and by worker processes over small
+    ranges (each worker builds its own database)."""
+    from denpex.diagnosis import parallel
+
+    log = tmp_path / "job.log"
+    _job_log(log)
+    monkeypatch.setattr(parallel, "BLOCK", 4096)
+    monkeypatch.setattr(parallel, "RANGE_SIZE", 50_000)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+
+    def scan(split: bool) -> tuple[list[dict], dict[str, int]]:
+        scanner = LogScanner()
+        monkeypatch.setattr(parallel, "PARALLEL_MIN", 0 if split else 1 << 40)
+        assert scanner.feed_file(str(log))
+        counts = {r.signal.name: r.count for r in scanner.records.values()}
+        return [f.to_json() for f in scanner.findings()], counts
+
+    for split in (False, True):
+        monkeypatch.setenv("DENPEX_SCREEN", "regex")
+        findings, counts = scan(split)
+        assert {"cuda-oom", "loss-spike", "gpu-hardware-fault"} <= {f["id"] for f in findings}
+        monkeypatch.delenv("DENPEX_SCREEN")
+        assert scan(split) == (findings, counts)
+
+
+def test_case_insensitive_and_literal_less_signals(screen):
+    """The shipped catalog has no case-insensitive literal and few literal-less patterns:
+    a small catalog exercises those (CASELESS literals, direct patterns with ^ and (?i))."""
+    signals = [
+        ("boom", r"BOOM at step (?P<step>\d+)", False),
+        ("disk", r"fatal: disk", True),  # a literal, matched without regard to case
+        ("code", r"^x\d+y", False),  # no literal: searched directly, ^ at every line start
+        ("ratio", r"q\d+z", True),  # no literal, case-insensitive
+    ]
+    entry = {
+        "id": "demo",
+        "title": "Demo",
+        "category": "process",
+        "quick_answer": "q" * 20,
+        "fix": ["f"],
+        "verification": [{"command": "echo {rank}", "why": "w"}],
+        "signals": [
+            {"name": n, "pattern": p, "role": "initiating", "ignore_case": folds}
+            for n, p, folds in signals
+        ],
+    }
+    cat = compile_catalog({"demo": entry})
+    lines = [
+        b"ok x1y",
+        b"[rank2]:FATAL: Disk gone",
+        b"BOOM at step 7",
+        b"x42y at a line start",
+        b"ratio Q7Z",
+        b"boom at step 8",
+        b"healthy x y q z",
+    ]
+    block = b"\n".join(lines) + b"\n"
+    bscreen = BlockScreen(cat)
+    assert (bscreen.hyper is not None) == (screen == "hyperscan")
+    starts = [block.index(line) for line in lines]
+    found = {starts.index(start) for start, _end, _keys in bscreen.lines(block)[0]}
+    assert found == {1, 2, 3, 4}
+    scanner = LogScanner(cat)
+    scanner.feed_lines("t", [line.decode() for line in lines])
+    assert {r.signal.name: r.count for r in scanner.records.values()} == {
+        "boom": 1,
+        "disk": 1,
+        "code": 1,
+        "ratio": 1,
+    }
