@@ -143,19 +143,16 @@ def test_case_insensitive_and_literal_less_signals(screen):
         ("code", r"^x\d+y", False),  # no literal: searched directly, ^ at every line start
         ("ratio", r"q\d+z", True),  # no literal, case-insensitive
     ]
+    # A shipped entry's fields, with these signals only.
     entry = {
-        "id": "demo",
-        "title": "Demo",
-        "category": "process",
-        "quick_answer": "q" * 20,
-        "fix": ["f"],
-        "verification": [{"command": "echo {rank}", "why": "w"}],
+        **default_catalog().entries["cuda-oom"],
+        "conditions": [],
         "signals": [
             {"name": n, "pattern": p, "role": "initiating", "ignore_case": folds}
             for n, p, folds in signals
         ],
     }
-    cat = compile_catalog({"demo": entry})
+    cat = compile_catalog({"cuda-oom": entry})
     lines = [
         b"ok x1y",
         b"[rank2]:FATAL: Disk gone",
