@@ -164,24 +164,17 @@ def _localisation_levers(
             ]
             base = sorted(early)[len(early) // 2] if early else 0.0
             bar = min(max(LIFT_MIN, SELF_FACTOR * base), MAX_SHARE_BAR * n)
-            flags = []
-            for i, t in enumerate(track):
-                lift = n * shares[i]
-                if noise is not None:
-                    nt = noise[name][i] if name in noise else None
-                    if nt is not None and nt.diff_sq > 0:
-                        lift_noise = n * _share(nt, axis)
-                        flags.append(
-                            _localised(t)
-                            and lift >= min(max(bar, SELF_FACTOR * lift_noise), MAX_SHARE_BAR * n)
-                        )
-                        continue
-                flags.append(_localised(t) and lift >= bar)
+            ntrack = noise.get(name) if noise is not None else None
+            flags = [
+                _localised(t)
+                and n * shares[i] >= _noise_bar(bar, n, axis, ntrack[i] if ntrack else None)
+                for i, t in enumerate(track)
+            ]
             start = _same_index(track, axis, flags)
             if start is None:
                 continue
             top = track[start]
-            assert top is not None
+            assert top is not None  # flagged steps are localised, hence present
             excess = [_excess(t, n, _share(t, axis)) if t is not None else 0.0 for t in track]
             out.append(
                 _Lever(
@@ -200,6 +193,13 @@ def _localisation_levers(
                 )
             )
     return out
+
+
+def _noise_bar(bar: float, n: int, axis: str, noise: TensorDiff | None) -> float:
+    """The lift bar at one step: the noise run's own concentration there raises it."""
+    if noise is None or noise.diff_sq <= 0:
+        return bar
+    return min(max(bar, SELF_FACTOR * n * _share(noise, axis)), MAX_SHARE_BAR * n)
 
 
 def _share(t: TensorDiff | None, axis: str) -> float:
