@@ -5,10 +5,12 @@ style iteration and timer lines, NCCL init, tqdm bars with ANSI colours, warning
 checkpoint saves) with one failure near the end: a CUDA OOM on rank 5 followed by watchdog
 timeouts on the other ranks. Then reports side by side: denpex throughput (the real CLI in
 a subprocess), grep -E throughput with every catalog signal pattern (group names stripped),
-their ratio, and the peak RSS of the denpex process.
+their ratio, the peak RSS of the denpex process, and which screen denpex ran (hyperscan
+when the optional package is installed, else the regex passes; see docs/diagnosis.md).
 
     python bench/bench_diagnose.py            # 1 GB
     python bench/bench_diagnose.py --size-mb 200 --keep /tmp/bench.log
+    python bench/bench_diagnose.py --size-mb 300 --also-regex-screen   # both screens
 """
 
 from __future__ import annotations
@@ -138,6 +140,26 @@ def grep_patterns() -> list[str]:
     ]
 
 
+def screen_used(env: dict[str, str]) -> str:
+    """The screen `denpex diagnose` runs with: Hyperscan when the package imports (unless
+    DENPEX_SCREEN=regex asks for the regex passes), else the regex passes."""
+    if env.get("DENPEX_SCREEN") == "regex":
+        return "regex"
+    probe = [
+        sys.executable,
+        "-c",
+        "from denpex.diagnosis import hyperscreen as h; print(h.available())",
+    ]
+    out = subprocess.run(probe, capture_output=True, text=True, env=env).stdout
+    return "hyperscan" if out.strip() == "True" else "regex"
+
+
+def outcome(out: str, rc: int) -> str:
+    found = re.findall(r'"id": "([a-z0-9-]+)"', out)[:1]
+    init = re.search(r'"initiating_rank": (\w+)', out)
+    return f"rc={rc} root={found} initiating={init and init.group(1)}"
+
+
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str, int]:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -152,6 +174,11 @@ def main(argv: list[str]) -> int:
         "--also-utf8-grep",
         action="store_true",
         help="also time grep in a UTF-8 locale (much slower on this log's tqdm bars)",
+    )
+    ap.add_argument(
+        "--also-regex-screen",
+        action="store_true",
+        help="also time denpex with DENPEX_SCREEN=regex (the screen used without hyperscan)",
     )
     args = ap.parse_args(argv)
     if shutil.which("grep") is None:
@@ -170,12 +197,13 @@ def main(argv: list[str]) -> int:
 
         denpex = [sys.executable, "-m", "denpex", "diagnose", "--json", str(log)]
         env = {**os.environ, "PYTHONPATH": str(REPO / "server")}
+        screen = screen_used(env)
         d_time, d_out, d_rc = timed(denpex, env)
         rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        found = re.findall(r'"id": "([a-z0-9-]+)"', d_out)[:1]
-        init = re.search(r'"initiating_rank": (\w+)', d_out)
-        note = f"rc={d_rc} root={found} initiating={init and init.group(1)}"
-        results = [("denpex diagnose", d_time, note)]
+        results = [(f"denpex diagnose ({screen})", d_time, outcome(d_out, d_rc))]
+        if args.also_regex_screen and screen != "regex":
+            r_time, r_out, r_rc = timed(denpex, {**env, "DENPEX_SCREEN": "regex"})
+            results.append(("denpex diagnose (regex)", r_time, outcome(r_out, r_rc)))
         locales = ["C"] + (["C.UTF-8"] if args.also_utf8_grep else [])
         grep_c = 0.0
         for locale in locales:
@@ -190,8 +218,10 @@ def main(argv: list[str]) -> int:
         print(f"{'tool':34s} {'seconds':>8s} {'MB/s':>8s}  notes")
         for name, secs, note in results:
             print(f"{name:34s} {secs:8.2f} {size / 1e6 / secs:8.1f}  {note}")
-        ratio = (size / d_time) / (size / grep_c)
-        print(f"denpex / grep -E (LC_ALL=C) throughput: {ratio:.2f}  (target >= 0.5)")
+        for name, secs, _ in results:
+            if name.startswith("denpex"):
+                ratio = grep_c / secs
+                print(f"{name} / grep -E (LC_ALL=C) throughput: {ratio:.2f}  (target >= 0.5)")
         print(f"denpex peak RSS: {rss_mb:.0f} MB  (target < 300 MB)")
         print(f"catalog patterns given to grep: {len(grep_patterns())}")
         return 0 if d_rc == 1 else 1

@@ -126,8 +126,8 @@ class LogScanner:
 
     def _scan_block(self, source: str, block: bytes, first_line: int) -> int:
         """Examine the lines of ``block`` that can matter; returns its number of lines."""
-        if self._screen.freq is None and len(block) >= _FREQ_SAMPLE:
-            # Start the screen's anchors at bytes that are rare in *this* log.
+        if self._screen.hyper is None and self._screen.freq is None and len(block) >= _FREQ_SAMPLE:
+            # Start the regex screen's anchors at bytes that are rare in *this* log.
             freq = byte_freq(block[:_FREQ_SAMPLE])
             self._screen = BlockScreen(self._cat, freq, self._screen.demoted)
         jumps: list[tuple[int, frozenset[int]]] = []
