@@ -30,7 +30,12 @@ lint: setup
 test-python: setup
 	$(BIN)/pytest -q
 
-test-extension: setup
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+
+# typecheck, lint, unit tests, .vsix, protocol tests against the real server, and the
+# end-to-end run in code-server (whose set-up, cached under .cache/, the script installs).
+test-extension: setup node_modules/.package-lock.json
 	DENPEX_PYTHON=$(abspath $(BIN)/python) npm run ci
 
 test: lint test-python test-extension
