@@ -176,3 +176,19 @@ def test_case_insensitive_and_literal_less_signals(screen):
         "code": 1,
         "ratio": 1,
     }
+
+
+def test_pattern_hyperscan_cannot_compile_falls_back_to_the_regex_screen(monkeypatch):
+    """A back-reference (outside what the catalog's tests allow, but possible in a user's
+    catalog) is not in Hyperscan's dialect: the screen is then the regex passes, same result."""
+    monkeypatch.delenv("DENPEX_SCREEN", raising=False)
+    entry = {
+        **default_catalog().entries["cuda-oom"],
+        "conditions": [],
+        "signals": [{"name": "twice", "pattern": r"(\w\w)\1x", "role": "initiating"}],
+    }
+    cat = compile_catalog({"cuda-oom": entry})
+    assert BlockScreen(cat).hyper is None
+    scanner = LogScanner(cat)
+    scanner.feed_lines("t", ["abcx", "[rank3]: ababx", "ok"])
+    assert [(f.id, f.initiating_rank) for f in scanner.findings()] == [("cuda-oom", 3)]
