@@ -28,7 +28,7 @@ except ImportError:  # the optional fast screen; candidates.py falls back to scr
 
 Hit = tuple[int, frozenset[int]]  # (offset in the block, keys), as screen.Screen.hits gives
 
-# Python's named groups and inline-flag groups spelled the PCRE way Hyperscan parses.
+# Hyperscan (PCRE syntax) has no "(?P<name>": a plain group matches the same text.
 _NAMED_GROUP = re.compile(rb"\(\?P<\w+>")
 
 
