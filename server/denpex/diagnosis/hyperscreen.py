@@ -17,7 +17,6 @@ its unit's direct pattern exactly as before (scanner._demote_noisy).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,9 +26,6 @@ except ImportError:  # the optional fast screen; candidates.py falls back to scr
     hyperscan = None  # type: ignore[assignment]
 
 Hit = tuple[int, frozenset[int]]  # (offset in the block, keys), as screen.Screen.hits gives
-
-# Hyperscan (PCRE syntax) has no "(?P<name>": a plain group matches the same text.
-_NAMED_GROUP = re.compile(rb"\(\?P<\w+>")
 
 
 def available() -> bool:
@@ -68,7 +64,7 @@ class HyperScreen:
         # Direct units: the start of the leftmost match decides the line, as finditer's did
         # (a pattern with \s or [^...] may run over a newline).
         for uid, pattern, caseless in direct:
-            expressions.append(_NAMED_GROUP.sub(b"(", pattern))
+            expressions.append(pattern)  # PCRE syntax: (?P<name>...) included
             flags.append(
                 hyperscan.HS_FLAG_MULTILINE
                 | hyperscan.HS_FLAG_SOM_LEFTMOST
