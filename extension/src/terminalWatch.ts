@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import { TailBuffer, splitForTransport } from "./core/ansi";
 import type { ServerManager } from "./server";
+import { VERIFY_TERMINAL } from "./verifyTerminal";
 import { TERMINAL_CLOSED, TERMINAL_COMMAND_END, TERMINAL_DATA, type TerminalCommandEndParams, type TerminalDataParams } from "./protocol/methods";
 
 const TAIL_CHARS = 512 * 1024;
@@ -46,8 +47,12 @@ export class TerminalWatcher implements vscode.Disposable {
     return this.integrated;
   }
 
-  private get forwarding(): boolean {
-    return vscode.workspace.getConfiguration("denpex").get<boolean>("terminal.watch", true);
+  /**
+   * Whether this terminal's output goes to the server. Not for "Denpex verify": its commands
+   * grep the failure on purpose, and reporting that back as a new failure would be noise.
+   */
+  private forwarding(terminal: vscode.Terminal): boolean {
+    return terminal.name !== VERIFY_TERMINAL && vscode.workspace.getConfiguration("denpex").get<boolean>("terminal.watch", true);
   }
 
   idOf(terminal: vscode.Terminal): string {
@@ -68,7 +73,7 @@ export class TerminalWatcher implements vscode.Disposable {
       try {
         for await (const data of e.execution.read()) {
           entry.buffer.push(data);
-          if (!this.forwarding) continue;
+          if (!this.forwarding(e.terminal)) continue;
           for (const part of splitForTransport(data, MAX_CHUNK)) {
             const params: TerminalDataParams = { terminalId, name: e.terminal.name, data: part };
             this.server.sendNotification(TERMINAL_DATA, params);
@@ -86,7 +91,7 @@ export class TerminalWatcher implements vscode.Disposable {
     // The end event can overtake the last chunks; let the reader drain first (bounded wait).
     const read = this.reading.get(e.execution);
     if (read) await Promise.race([read, new Promise((r) => setTimeout(r, 2000))]);
-    if (!this.forwarding) return;
+    if (!this.forwarding(e.terminal)) return;
     const params: TerminalCommandEndParams = {
       terminalId,
       name: e.terminal.name,

@@ -100,7 +100,7 @@ export function renderDriftChart(series: readonly DriftSeries[], opts: ChartOpti
     parts.push(`<line class="grid" x1="${MARGIN.left}" x2="${opts.width - MARGIN.right}" y1="${f(y(t))}" y2="${f(y(t))}"/><text class="tick" x="${MARGIN.left - 6}" y="${f(y(t) + 4)}" text-anchor="end">${escapeHtml(formatValue(t))}</text>`);
   }
   for (const t of xTicks) {
-    parts.push(`<text class="tick" x="${f(x(t))}" y="${opts.height - MARGIN.bottom + 16}" text-anchor="middle">${escapeHtml(formatValue(t))}</text>`);
+    parts.push(`<line class="grid" x1="${f(x(t))}" x2="${f(x(t))}" y1="${opts.height - MARGIN.bottom}" y2="${opts.height - MARGIN.bottom + 4}"/><text class="tick" x="${f(x(t))}" y="${opts.height - MARGIN.bottom + 16}" text-anchor="middle">${escapeHtml(formatValue(t))}</text>`);
   }
   parts.push(`<text class="axis" x="${(MARGIN.left + opts.width - MARGIN.right) / 2}" y="${opts.height - 4}" text-anchor="middle">step</text>`);
 

@@ -101,9 +101,10 @@ test("Denpex: Diagnose on the selected traceback shows the initiating rank in th
   const last = logLines.findIndex((l) => l.includes("local_rank: 3")) + 1;
   await selectLines(page, first, last);
   await runCommand(page, "Denpex: Diagnose");
-  const view = await webview(page, "Denpex Diagnosis", "h1");
+  const view = await webview(page, "Denpex Diagnosis", "Denpex diagnosis");
+  // The view names the lines it was given: proof that the whole traceback was selected.
+  await view.locator(".origin", { hasText: `${LOG_NAME}, lines ${first}-${last}` }).waitFor({ timeout: 60_000 });
   const initiating = view.locator("dd.initiating");
-  await initiating.waitFor({ timeout: 60_000 });
   assert.match(await initiating.innerText(), /rank 3\b.*GPU 3/);
   assert.match(await view.locator("dd.collateral").innerText(), /0-2, 4-7/);
   assert.match(await text(view.locator("h2")), /out of memory/i);
@@ -114,7 +115,7 @@ test("Denpex: Diagnose on the selected traceback shows the initiating rank in th
 });
 
 test("clicking an evidence line jumps to it in the log", { timeout: 60_000 }, async () => {
-  const view = await webview(page, "Denpex Diagnosis", "h1");
+  const view = await webview(page, "Denpex Diagnosis", "Denpex diagnosis");
   const initiating = view.locator("li.ev-initiating button[data-action=openEvidence]").first();
   const target = Number(await initiating.getAttribute("data-line"));
   assert.equal(target, OOM());
@@ -151,9 +152,26 @@ test("a code action on the initiating line runs its verification command in the 
   await page.locator(".xterm-accessibility-tree, .xterm-rows", { hasText: words }).first().waitFor({ state: "attached", timeout: 30_000 });
 });
 
+test("a failure printed in a shell-integrated terminal raises one notification that opens its diagnosis", { timeout: 120_000 }, async () => {
+  await runCommand(page, "Notifications: Clear All Notifications");
+  await runCommand(page, "Terminal: Create New Terminal");
+  // Shell integration reports the prompt once bash has sourced VS Code's script.
+  await page.waitForTimeout(3000);
+  await page.keyboard.type(`cat ${LOG_NAME}`);
+  await page.keyboard.press("Enter");
+  const toast = page.locator(".notification-toast", { hasText: /Denpex: CUDA out of memory.*in terminal "bash"/ });
+  await toast.first().waitFor({ timeout: 60_000 });
+  assert.match(await toast.first().innerText(), /initiating rank 3/);
+  await page.screenshot({ path: shot("terminal-finding.png") });
+  await toast.first().locator(".monaco-button", { hasText: "Show Diagnosis" }).click();
+  const view = await webview(page, "Denpex Diagnosis", "Denpex diagnosis");
+  await view.locator(".origin", { hasText: /terminal "/ }).waitFor({ timeout: 30_000 });
+  assert.match(await view.locator("dd.initiating").innerText(), /rank 3/);
+});
+
 test("the drift view charts the watched run with its onset", { timeout: 300_000 }, async () => {
   await runCommand(page, "Denpex: Show Drift View");
-  const view = await webview(page, "Denpex Drift", "h1");
+  const view = await webview(page, "Denpex Drift", "Denpex drift");
   await view.locator("svg.chart polyline.series").first().waitFor({ timeout: 240_000 });
   // A vertical SVG line has a zero-width box, which playwright calls hidden: wait for presence.
   await view.locator("line.onset").first().waitFor({ state: "attached", timeout: 120_000 });

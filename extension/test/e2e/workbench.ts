@@ -43,9 +43,9 @@ export async function goToLine(page: Page, line: number): Promise<void> {
 }
 
 /** Waits until the status bar shows the cursor on this 1-based line: keys reached the editor. */
-export async function cursorAt(page: Page, line: number): Promise<void> {
+export async function cursorAt(page: Page, line: number, timeout = 20_000): Promise<void> {
   const item = page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${line}, Col 1\\b`) }).first();
-  await item.waitFor({ timeout: 20_000 }).catch(async (err: Error) => {
+  await item.waitFor({ timeout }).catch(async (err: Error) => {
     const shown = await page.locator(".statusbar-item").allInnerTexts();
     throw new Error(`cursor not on line ${line}; status bar: ${shown.join(" | ")}\n${err.message}`);
   });
@@ -56,9 +56,9 @@ export async function selectLines(page: Page, first: number, last: number): Prom
   // A notification or widget appearing mid-way can swallow a key press: check and redo.
   for (let attempt = 1; ; attempt++) {
     await goToLine(page, first);
-    for (let i = first; i <= last; i++) await page.keyboard.press("Shift+ArrowDown");
+    for (let i = first; i <= last; i++) await page.keyboard.press("Shift+ArrowDown", { delay: 30 });
     try {
-      await cursorAt(page, last + 1);
+      await cursorAt(page, last + 1, 5000);
       return;
     } catch (err) {
       if (attempt === 3) throw err;
@@ -68,10 +68,10 @@ export async function selectLines(page: Page, first: number, last: number): Prom
 }
 
 /**
- * The page inside the webview panel whose tab has this title and which shows `marker`.
+ * The page inside the webview panel whose tab has this title and whose h1 reads `heading`.
  * Each webview is an outer iframe (class "webview") holding the page in #active-frame.
  */
-export async function webview(page: Page, tabTitle: string, marker: string): Promise<FrameLocator> {
+export async function webview(page: Page, tabTitle: string, heading: string): Promise<FrameLocator> {
   await page.locator(`.tab[aria-label*="${tabTitle}"]`).first().waitFor({ timeout: 30_000 });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -79,11 +79,11 @@ export async function webview(page: Page, tabTitle: string, marker: string): Pro
     const count = await outer.count();
     for (let i = 0; i < count; i++) {
       const frame = page.frameLocator("iframe.webview").nth(i).frameLocator("#active-frame");
-      if ((await frame.locator(marker).count().catch(() => 0)) > 0) return frame;
+      if ((await frame.locator("h1", { hasText: heading }).count().catch(() => 0)) > 0) return frame;
     }
     await page.waitForTimeout(250);
   }
-  throw new Error(`no webview in tab "${tabTitle}" shows ${marker}`);
+  throw new Error(`no webview in tab "${tabTitle}" has the heading ${heading}`);
 }
 
 export function escapeRe(s: string): string {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { niceTicks, linearScale, formatValue, renderDriftChart, type DriftSeries } from "../../src/core/chart";
-import { renderDriftHtml } from "../../src/core/driftHtml";
+import { renderDriftHtml, shortPath } from "../../src/core/driftHtml";
 import { DriftStore, seriesFromReport } from "../../src/core/driftSeries";
 import type { DriftReport } from "../../src/protocol/methods";
 
@@ -137,4 +137,11 @@ test("non-finite distances (null in the report) are skipped, not drawn at NaN", 
   const s = seriesFromReport(report("/r", [1], { points: [{ step: 1, l2: null, rel_l2: null, max_abs: null, mismatched_elements: 0, top_tensors: [], warnings: [] }] }));
   assert.ok(Number.isNaN(s.points[0].l2));
   assert.doesNotMatch(renderDriftChart([s], { width: 200, height: 100, metric: "l2" }), /NaN/);
+});
+
+test("run paths are shortened to their last two segments, the full path kept as a tooltip", () => {
+  assert.equal(shortPath("/scratch/team/exp42/checkpoints/faulty"), "…/checkpoints/faulty");
+  assert.equal(shortPath("runs/a"), "runs/a");
+  const html = renderDriftHtml([{ ...faulty, run: "/very/long/path/to/runs/faulty" }], "n", "src");
+  assert.match(html, /<td title="\/very\/long\/path\/to\/runs\/faulty">.*…\/runs\/faulty<\/td>/s);
 });
