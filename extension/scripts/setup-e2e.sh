@@ -41,10 +41,14 @@ if [ ! -f "$CS_PREFIX/.installed-$CODE_SERVER_VERSION" ]; then
   rm -rf "$CS_PREFIX"; mkdir -p "$CS_PREFIX"
   # Node 24 first on PATH so install scripts and node-gyp see the runtime code-server
   # will run on; nodedir points node-gyp at the shipped headers instead of downloading them.
-  # code-server's postinstall builds VS Code's native modules; newer npm blocks dependency
-  # install scripts unless they are named.
+  # code-server's postinstall builds VS Code's native modules. npm 11.16+ reviews
+  # dependency install scripts through the installing project's package.json
+  # "allowScripts" (the --allow-scripts flag is refused for project installs), so the
+  # prefix gets a package.json that names the two packages whose scripts must run.
+  printf '{"private": true, "allowScripts": {"code-server": true, "argon2": true}}\n' \
+    >"$CS_PREFIX/package.json"
   PATH="$NODE_PKG/bin:$PATH" npm_config_nodedir="$NODE_PKG" \
-    npm install --no-save --no-audit --no-fund --allow-scripts=code-server,argon2 --prefix "$CS_PREFIX" \
+    npm install --no-save --no-audit --no-fund --prefix "$CS_PREFIX" \
     "code-server@$CODE_SERVER_VERSION" >&2
   touch "$CS_PREFIX/.installed-$CODE_SERVER_VERSION"
 fi
