@@ -47,7 +47,9 @@ if [ ! -f "$CS_PREFIX/.installed-$CODE_SERVER_VERSION" ]; then
   # prefix gets a package.json that names the two packages whose scripts must run.
   printf '{"private": true, "allowScripts": {"code-server": true, "argon2": true}}\n' \
     >"$CS_PREFIX/package.json"
-  PATH="$NODE_PKG/bin:$PATH" npm_config_nodedir="$NODE_PKG" \
+  # Under `npm run` the outer npm's user agent (naming Node 20) is inherited and
+  # code-server's postinstall reads the Node version from it: drop it.
+  env -u npm_config_user_agent PATH="$NODE_PKG/bin:$PATH" npm_config_nodedir="$NODE_PKG" \
     npm install --no-save --no-audit --no-fund --prefix "$CS_PREFIX" \
     "code-server@$CODE_SERVER_VERSION" >&2
   touch "$CS_PREFIX/.installed-$CODE_SERVER_VERSION"
