@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from denpex.drift import fingerprints  # noqa: E402
-from denpex.drift.simulate import FaultSpec, _model, simulate_run  # noqa: E402
+from denpex.drift.simulate import FaultSpec, simulate_probed_run  # noqa: E402
 from denpex.drift.verdict import assess  # noqa: E402
 from denpex.errors import InputError  # noqa: E402
 from denpex.probe import DriftProbe  # noqa: E402
@@ -28,12 +29,7 @@ STEPS, EVERY, FAULT_STEP = 240, 20, 100
 
 
 def _probed_run(out: Path, **kwargs: object) -> None:
-    """Train and probe every EVERY steps (the probe sees the live model's parameters)."""
-    model = _model(0)
-    with DriftProbe(model, out, every=EVERY) as probe:
-        for step, state in simulate_run(steps=STEPS, save_every=EVERY, **kwargs):  # type: ignore[arg-type]
-            model.load_state_dict(state)
-            probe.step(step)
+    simulate_probed_run(out, steps=STEPS, every=EVERY, **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -152,3 +148,41 @@ def test_cli_reads_fingerprint_directories(runs: Path) -> None:
     assert done.returncode == 0, done.stderr
     done = denpex("drift", runs / "faulty", "--ref", runs)  # fingerprints against no fingerprints
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "must too" in done.stderr
+
+
+@pytest.mark.slow
+def test_watch_follows_a_fingerprint_file_as_the_probe_appends(runs: Path, tmp_path: Path) -> None:
+    """`denpex watch` on a live probe directory: records arrive a few at a time, one torn
+    mid-write, and the finding comes once, with the onset, when the fault shows."""
+    live = tmp_path / "live"
+    live.mkdir()
+    records = (runs / "faulty" / file_name(0)).read_bytes().splitlines(keepends=True)
+    cmd = [sys.executable, "-m", "denpex", "watch", str(live), "--ref", str(runs / "ref")]
+    cmd += ["--noise-ref", str(runs / "noise"), "--json", "--poll", "0.3", "--exit-after", "12"]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        time.sleep(2)
+        with (live / file_name(0)).open("ab") as fh:
+            for start in range(0, len(records), 4):
+                fh.write(b"".join(records[start : start + 4]))
+                fh.write(records[min(start + 4, len(records) - 1)][:50])  # torn: written on
+                fh.flush()
+                time.sleep(0.8)
+                fh.truncate(fh.tell() - 50)
+                fh.seek(0, os.SEEK_END)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    events = [json.loads(line) for line in out.splitlines()]
+    points = [e["point"]["step"] for e in events if e["event"] == "point"]
+    assert points == list(range(EVERY, STEPS + 1, EVERY)), out + err
+    # A finding only once the faulty records are in (it may be restated if a later batch
+    # moves the onset), never during the healthy prefix.
+    first = next(i for i, e in enumerate(events) if e["event"] == "finding")
+    assert max(e["point"]["step"] for e in events[:first] if e["event"] == "point") > FAULT_STEP
+    findings = [e for e in events if e["event"] == "finding"]
+    assert all(f["verdict"] == "gradual_drift" for f in findings), out + err
+    assert FAULT_STEP <= findings[-1]["onset_step"] <= FAULT_STEP + EVERY
+    assert proc.returncode == 1
+    assert "incomplete last line" not in err and "steps only in" not in err

@@ -17,7 +17,8 @@ from lsprotocol import types
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # each check starts a worker process that imports torch
 
-from denpex.drift.simulate import FaultSpec, simulate_run  # noqa: E402
+from denpex.drift.simulate import FaultSpec, simulate_probed_run, simulate_run  # noqa: E402
+from denpex.probe.records import file_name  # noqa: E402
 
 STEPS, EVERY, FAULT_STEP = 120, 10, 50
 TIMEOUT = 120.0  # each check starts a worker process that imports torch
@@ -85,6 +86,47 @@ async def test_new_checkpoints_of_a_faulty_run_are_flagged(tmp_path: Path) -> No
         # The comparisons ran in worker processes: torch never entered the server.
         if sys.platform.startswith("linux"):
             assert "libtorch" not in Path(f"/proc/{s.pid}/maps").read_text()
+    finally:
+        await stop(s)
+
+
+async def test_a_probe_directory_is_watched_like_checkpoints(tmp_path: Path) -> None:
+    """Fingerprints appended by a live probe: flagged, with the diagnostic on the rank file."""
+    ref, noise, faulty, run = (tmp_path / n for n in ("ref", "noise", "faulty", "run"))
+    simulate_probed_run(ref, steps=STEPS, every=EVERY)
+    simulate_probed_run(noise, steps=STEPS, every=EVERY, nondeterminism=0.01, noise_seed=5)
+    fault = FaultSpec("compute", step=FAULT_STEP, eps=1e-2)
+    simulate_probed_run(faulty, steps=STEPS, every=EVERY, fault=fault)
+    records = (faulty / file_name(0)).read_bytes().splitlines(keepends=True)
+    run.mkdir()
+    live = run / file_name(0)
+    live.write_bytes(b"".join(records[:3]))
+    settings = {
+        "checkpoints": {"watch": ["run"], "reference": str(ref), "noiseReference": str(noise)},
+        "drift": {"device": "cpu"},
+    }
+    s = await start(tmp_path, settings)
+    try:
+        await s.wait_for(lambda: _updates(s), TIMEOUT)
+        assert not _updates(s)[0]["flagged"] and _updates(s)[0]["device"] == "fingerprints"
+        with live.open("ab") as fh:
+            for record in records[3:]:
+                fh.write(record)
+                fh.flush()
+                await asyncio.sleep(0.05)
+        flagged = await s.wait_for(
+            lambda: next(
+                (r for r in _updates(s) if r["flagged"] and len(r["points"]) == len(records)),
+                None,
+            ),
+            TIMEOUT,
+        )
+        validate("drift-report.schema.json", flagged)
+        assert flagged["verdict"] == "gradual_drift"
+        assert FAULT_STEP <= flagged["onset_step"] <= FAULT_STEP + EVERY
+        diags = await s.diagnostics_for(live.resolve().as_uri(), lambda d: bool(d))
+        assert diags[0].severity == types.DiagnosticSeverity.Error
+        assert f"from step {flagged['onset_step']}" in diags[0].message
     finally:
         await stop(s)
 

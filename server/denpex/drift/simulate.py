@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -292,6 +293,21 @@ def simulate_run(
                 _flip_bit(named[fault.target], fault.index, fault.bit)
             if i % save_every == 0:
                 yield i, _snapshot(model)
+
+
+def simulate_probed_run(
+    out: str | os.PathLike[str], *, steps: int, every: int, seed: int = 0, **kwargs: Any
+) -> None:
+    """``simulate_run`` seen by a ``DriftProbe``: fingerprints every ``every`` steps in ``out``.
+
+    ``kwargs`` are ``simulate_run``'s (fault, nondeterminism, noise_seed)."""
+    from denpex.probe import DriftProbe
+
+    model = _model(seed)
+    with DriftProbe(model, out, every=every) as probe:
+        for step, state in simulate_run(steps=steps, save_every=every, seed=seed, **kwargs):
+            model.load_state_dict(state)
+            probe.step(step)
 
 
 def simulate_replicas(

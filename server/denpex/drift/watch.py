@@ -5,6 +5,8 @@ that send none). A checkpoint is compared only once it is complete: the static c
 ``discover`` (no temporary name, safetensors header and index whole, DeepSpeed ``latest``
 and DCP ``.metadata`` written) *and* the size and mtime of every one of its files
 unchanged for at least one poll interval, so a file still being written is never read.
+A directory of probe fingerprints (``denpex.probe``) is judged whole whenever its files
+change: records are small, and a torn last line is skipped until it is complete.
 Results go through the step cache (default ``$XDG_CACHE_HOME/denpex``, else
 ``~/.cache/denpex``): a restart prints the known steps again without recomputing them.
 """
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from denpex.drift import fingerprints
 from denpex.drift.api import (
     Pairs,
     compare_replica_steps,
@@ -31,6 +34,7 @@ from denpex.drift.discover import Checkpoint, find_checkpoints
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.report import build_report, render_human
 from denpex.errors import InputError
+from denpex.probe.records import fingerprint_files
 
 
 def _signature(cp: Checkpoint) -> tuple[tuple[str, int, int], ...]:
@@ -38,6 +42,14 @@ def _signature(cp: Checkpoint) -> tuple[tuple[str, int, int], ...]:
     files: list[Path] = []
     for p in paths:
         files.extend([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()))
+    return _stat(files)
+
+
+def _fingerprint_signature(*dirs: str | None) -> tuple[tuple[str, int, int], ...]:
+    return _stat([f for d in dirs if d for f in fingerprint_files(d)])
+
+
+def _stat(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
     sig = []
     for f in files:
         try:
@@ -78,6 +90,8 @@ class _Stable:
 class _Run:
     root: str
     done: dict[int, StepDiff | ReplicaStep] = field(default_factory=dict)
+    shown: set[int] = field(default_factory=set)  # steps already printed
+    files: tuple[Any, ...] = ()  # fingerprint files' signature at the last report
     last_alarm: tuple[Any, ...] | None = None
 
 
@@ -176,6 +190,43 @@ class _Session:
         self._told: set[str] = set()
 
     def update(self, run: _Run) -> None:
+        report = (
+            self._fingerprint_report(run)
+            if fingerprints.is_fingerprint_dir(run.root)
+            else self._checkpoint_report(run)
+        )
+        if report is None:
+            return
+        for point in report["points"]:
+            if point["step"] not in run.shown:
+                run.shown.add(point["step"])
+                self._point(run.root, point)
+        alarm = (report["verdict"], report["onset_step"], report["faulty_rank"])
+        if report["flagged"] and alarm != run.last_alarm:
+            run.last_alarm = alarm
+            self._finding(report)
+
+    def _fingerprint_report(self, run: _Run) -> dict[str, Any] | None:
+        files = _fingerprint_signature(run.root, self.ref, self.noise_ref)
+        if files == run.files:
+            return None
+        run.files = files
+        try:
+            if self.ref:
+                report = fingerprints.drift_report(run.root, self.ref, noise_ref=self.noise_ref)
+            else:
+                report = fingerprints.replicas_report(run.root, tolerance=self.tolerance)
+        except InputError as exc:  # e.g. no step fingerprinted by both runs yet
+            self._warn(str(exc))
+            return None
+        for w in report["warnings"]:
+            # A run being written has a torn last line and steps its reference lacks (or
+            # the reverse) on most polls: normal while it grows, so not worth a warning.
+            if not w.startswith("steps ") and not w.endswith("incomplete last line skipped"):
+                self._warn(w)
+        return report
+
+    def _checkpoint_report(self, run: _Run) -> dict[str, Any] | None:
         warnings: list[str] = []
         new: list[StepDiff] | list[ReplicaStep]
         if self.ref:
@@ -194,17 +245,10 @@ class _Session:
         for w in warnings:
             self._warn(w)
         if not new:
-            return
+            return None
         for item in new:
             run.done[item.step] = item
-        report = self._report(run)
-        for point in report["points"]:
-            if point["step"] in {i.step for i in new}:
-                self._point(run.root, point)
-        alarm = (report["verdict"], report["onset_step"], report["faulty_rank"])
-        if report["flagged"] and alarm != run.last_alarm:
-            run.last_alarm = alarm
-            self._finding(report)
+        return self._report(run)
 
     def _reference_steps(self, run: _Run, warnings: list[str]) -> list[StepDiff]:
         assert self.ref is not None

@@ -24,9 +24,18 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
     out.flush()
 
 
-def _step_paths(run: str, replicas: bool) -> dict[str, str]:
+def _step_paths(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, str]:
+    """step -> the file a drift diagnostic goes on."""
     from denpex.drift.discover import find_checkpoints
+    from denpex.probe.records import file_name, fingerprint_files, is_fingerprint_dir
 
+    if is_fingerprint_dir(run):
+        # Every step is a line in each rank's file: the faulty rank's file, else the first.
+        files = fingerprint_files(run)
+        rank = report.get("faulty_rank")
+        named = [f for f in files if rank is not None and f.name == file_name(rank)]
+        path = str((named or files)[0])
+        return {str(p["step"]): path for p in report["points"]}
     return {str(c.step): str(c.path) for c in find_checkpoints(run, replicas=replicas)}
 
 
@@ -63,7 +72,7 @@ def run_job(job: dict[str, Any], out: TextIO) -> int:
             progress=progress,
             cache_dir=cache,
         )
-    _emit(out, {"report": report, "checkpoints": _step_paths(job["run"], replicas)})
+    _emit(out, {"report": report, "checkpoints": _step_paths(job["run"], replicas, report)})
     return 0
 
 
