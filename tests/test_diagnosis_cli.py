@@ -84,10 +84,28 @@ def test_missing_file_is_exit_2_naming_it(tmp_path):
     assert "Traceback" not in out.stderr
 
 
-def test_directory_is_exit_2(tmp_path):
+def test_empty_directory_is_exit_2(tmp_path):
     out = denpex(str(tmp_path))
     assert out.returncode == 2
-    assert "is a directory" in out.stderr
+    assert "holds no files" in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+def test_a_directory_stands_for_the_logs_under_it(tmp_path):
+    """A job's log folder (nested per node, with hidden editor files) reads like its files."""
+    sample = ROOT / "server" / "denpex" / "samples" / "logs" / "llama-8gpu-oom"
+    for rank in range(8):
+        node = tmp_path / f"node{rank // 4}"
+        node.mkdir(exist_ok=True)
+        (node / f"rank_{rank}.log").write_bytes((sample / f"rank_{rank}.log").read_bytes())
+    (tmp_path / "node0" / ".rank_5.log.swp").write_bytes(b"\x00\x01binary swap file\x00")
+    by_dir = denpex(str(tmp_path), "--json")
+    files = sorted(str(p) for p in tmp_path.rglob("rank_*.log"))
+    by_files = denpex(*files, "--json")
+    assert by_dir.returncode == 1 and by_dir.stderr == "", by_dir.stderr
+    report = json.loads(by_dir.stdout)
+    assert report == json.loads(by_files.stdout)
+    root = report["findings"][0]
+    assert root["initiating_rank"] == 5 and root["collateral_ranks"] == [0, 1, 2, 3, 4, 6, 7]
 
 
 def test_empty_input_is_no_failure(tmp_path):

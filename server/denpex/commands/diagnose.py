@@ -15,25 +15,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "diagnose",
         help="diagnose training logs: failure, initiating rank, collateral ranks, fix",
         description="Read one or more logs of one job (per-rank files, a slurm .out, a "
-        "torchrun log; '-' for stdin) and report the failure, the rank that started it, "
-        "the ranks that only reported it, the fix and commands that verify it. "
+        "torchrun log, a directory holding them; '-' for stdin) and report the failure, the "
+        "rank that started it, the ranks that only reported it, the fix and commands that "
+        "verify it. "
         "Exit code 0: no failure found, 1: a failure found, 2: bad usage or input.",
     )
-    p.add_argument("logs", nargs="+", metavar="LOG", help="log file, or '-' for stdin")
+    p.add_argument(
+        "logs", nargs="+", metavar="LOG", help="log file, a directory of logs, or '-' for stdin"
+    )
     p.add_argument("--json", action="store_true", help="output shared-schema/diagnosis.schema.json")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: compiling the catalog's signals costs every other subcommand ~1 s.
-    from denpex.diagnosis import LogScanner, diagnose_paths
+    from denpex.diagnosis import LogScanner, diagnose_paths, log_files
     from denpex.diagnosis.report import format_report
 
     scanner = LogScanner()
-    findings = diagnose_paths(args.logs, scanner)
+    files = log_files(args.logs)
+    findings = diagnose_paths(files, scanner)
     for notice in scanner.notices:
         sys.stderr.write(f"denpex: {notice}\n")
-    if len(scanner.notices) == len(args.logs):
+    if len(scanner.notices) == len(files):
         raise InputError("no text log to diagnose (every input was skipped)")
     if args.json:
         sys.stdout.write(json.dumps(diagnosis_json(findings), indent=2, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from denpex.diagnosis.scanner import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding
 
-__all__ = ["LogScanner", "diagnose_paths", "diagnose_text"]
+__all__ = ["LogScanner", "diagnose_paths", "diagnose_text", "log_files"]
 
 
 def diagnose_text(text: str, source: str = "<text>") -> list[Finding]:
@@ -29,15 +30,38 @@ def diagnose_text(text: str, source: str = "<text>") -> list[Finding]:
     return scanner.findings()
 
 
+def log_files(paths: list[str]) -> list[str]:
+    """The inputs with each directory replaced by the files under it (a job's log folder),
+    hidden ones left out, in natural order (rank_2 before rank_10)."""
+    out: list[str] = []
+    for path in paths:
+        p = Path(path)
+        if path == "-" or p.is_file():
+            out.append(path)
+        elif p.is_dir():
+            found = [
+                f
+                for f in p.rglob("*")
+                if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            ]
+            if not found:
+                raise InputError(f"{path}: directory holds no files")
+            out.extend(str(f) for f in sorted(found, key=_natural))
+        else:
+            raise InputError(f"{path}: no such file")
+    return out
+
+
+def _natural(path: Path) -> list[tuple[int, int | str]]:
+    return [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", str(path))]
+
+
 def diagnose_paths(paths: list[str], scanner: LogScanner | None = None) -> list[Finding]:
-    """Diagnose files ("-" is stdin) together, as one job. A missing or unreadable file is an
-    InputError naming it; binary files are skipped with a notice on ``scanner.notices``."""
+    """Diagnose files ("-" is stdin) together, as one job; directories stand for the files
+    under them. A missing or unreadable file is an InputError naming it; binary files are
+    skipped with a notice on ``scanner.notices``."""
     scanner = scanner if scanner is not None else LogScanner()
-    for path in paths:
-        if path != "-" and not Path(path).is_file():
-            reason = "is a directory" if Path(path).is_dir() else "no such file"
-            raise InputError(f"{path}: {reason}")
-    for path in paths:
+    for path in log_files(paths):
         if path == "-":
             scanner.feed_stream("<stdin>", sys.stdin.buffer)
             continue
