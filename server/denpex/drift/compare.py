@@ -105,14 +105,18 @@ def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
     # x - y == 0 exactly when x == y (IEEE, gradual underflow): count on the bit pattern,
     # which numpy counts far faster than floats.
     mismatched = int(np.count_nonzero(d.view(np.int32 if d.dtype == np.float32 else np.int64)))
-    max_abs = float(max(d.max(), -d.min())) if d.size else 0.0
-    # Widen, then square in place: exact (a float32 product fits a float64), and a plain
-    # cast plus a float64 multiply beats one multiply with dtype=float64 (buffered casting).
     sq = _buffer("sq", x.shape, np.float64)
-    sq[...] = d
-    np.multiply(sq, sq, out=sq)
-    row_sq = sq.sum(axis=1)
-    col_sq = sq.sum(axis=0)  # not a BLAS gemv: BLAS threads would fight the block threads
+    if mismatched:
+        max_abs = float(max(d.max(), -d.min()))
+        # Widen, then square in place: exact (a float32 product fits a float64), and a plain
+        # cast plus a float64 multiply beats one multiply with dtype=float64 (buffered casting).
+        sq[...] = d
+        np.multiply(sq, sq, out=sq)
+        row_sq = sq.sum(axis=1)
+        col_sq = sq.sum(axis=0)  # not a BLAS gemv: BLAS threads would fight the block threads
+    else:  # bitwise-equal block (replicas, a run before its fault): nothing to localise
+        max_abs = 0.0
+        row_sq, col_sq = np.zeros(x.shape[0]), np.zeros(x.shape[1])
     sq[...] = y
     np.multiply(sq, sq, out=sq)
     return _Partial(r0, row_sq, col_sq, float(sq.sum()), max_abs, mismatched)
