@@ -16,7 +16,8 @@ try:
     from lightning.pytorch import Callback
 except ImportError:
     try:
-        from pytorch_lightning import Callback
+        # Same class under its old package name; mypy sees two distinct types when both exist.
+        from pytorch_lightning import Callback  # type: ignore[assignment, unused-ignore]
     except ImportError as exc:  # pragma: no cover - exercised only without Lightning
         raise ImportError(
             "denpex.probe.callbacks_lightning needs lightning (pip install lightning); "
