@@ -127,6 +127,8 @@ async def test_a_probe_directory_is_watched_like_checkpoints(tmp_path: Path) -> 
         diags = await s.diagnostics_for(live.resolve().as_uri(), lambda d: bool(d))
         assert diags[0].severity == types.DiagnosticSeverity.Error
         assert f"from step {flagged['onset_step']}" in diags[0].message
+        # On the onset record's line: one record per probed step, in step order.
+        assert diags[0].range.start.line == flagged["onset_step"] // EVERY - 1
     finally:
         await stop(s)
 

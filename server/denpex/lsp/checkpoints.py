@@ -40,7 +40,7 @@ class Outcome:
 
     run: Path
     report: dict[str, Any] | None = None
-    checkpoints: dict[str, str] = field(default_factory=dict)
+    places: dict[str, dict[str, Any]] = field(default_factory=dict)  # step -> {path, line}
     error: str | None = None
     crashed: bool = False
 
@@ -177,7 +177,7 @@ class CheckpointWatcher:
                     progress("report", int(msg["progress"]["done"]), int(msg["progress"]["total"]))
                 elif "report" in msg:
                     outcome.report = msg["report"]
-                    outcome.checkpoints = msg.get("checkpoints", {})
+                    outcome.places = msg.get("places", {})
                 elif "error" in msg:
                     outcome.error = str(msg["error"])
             code = await proc.wait()

@@ -2,7 +2,7 @@
 
 Started by the language server as ``python -m denpex.lsp.drift_worker`` with the job as
 one JSON object on stdin. It writes JSON lines on stdout: ``{"progress": {"done", "total"}}``
-while it works, then ``{"report": <drift report>, "checkpoints": {step: path}}`` or
+while it works, then ``{"report": <drift report>, "places": {step: {path, line}}}`` or
 ``{"error": "<one line>"}``. torch (and CUDA, with ``device: "cuda"``) are initialised
 here and never in the server; a crash here costs one comparison, not the server.
 """
@@ -24,19 +24,25 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
     out.flush()
 
 
-def _step_paths(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, str]:
-    """step -> the file a drift diagnostic goes on."""
+def _step_places(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, Any]:
+    """step -> where a drift diagnostic goes: ``{path, line}`` (line 1-based)."""
     from denpex.drift.discover import find_checkpoints
-    from denpex.probe.records import file_name, fingerprint_files, is_fingerprint_dir
+    from denpex.probe.records import RankFile, file_name, fingerprint_files, is_fingerprint_dir
 
     if is_fingerprint_dir(run):
         # Every step is a line in each rank's file: the faulty rank's file, else the first.
         files = fingerprint_files(run)
         rank = report.get("faulty_rank")
         named = [f for f in files if rank is not None and f.name == file_name(rank)]
-        path = str((named or files)[0])
-        return {str(p["step"]): path for p in report["points"]}
-    return {str(c.step): str(c.path) for c in find_checkpoints(run, replicas=replicas)}
+        chosen = RankFile((named or files)[0])
+        return {
+            str(step): {"path": str(chosen.path), "line": line}
+            for step, line in chosen.lines.items()
+        }
+    return {
+        str(c.step): {"path": str(c.path), "line": 1}
+        for c in find_checkpoints(run, replicas=replicas)
+    }
 
 
 class _Throttled:
@@ -72,7 +78,7 @@ def run_job(job: dict[str, Any], out: TextIO) -> int:
             progress=progress,
             cache_dir=cache,
         )
-    _emit(out, {"report": report, "checkpoints": _step_paths(job["run"], replicas, report)})
+    _emit(out, {"report": report, "places": _step_places(job["run"], replicas, report)})
     return 0
 
 

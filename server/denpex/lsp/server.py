@@ -533,12 +533,15 @@ class DenpexServer(LanguageServer):
             self.drift.pop(previous, None)
             self.publish(previous)
         if report.get("flagged"):
-            self._flag_drift(key, report, outcome.checkpoints)
+            self._flag_drift(key, report, outcome.places)
         self.send_status()
 
-    def _flag_drift(self, key: str, report: dict[str, Any], checkpoints: dict[str, str]) -> None:
+    def _flag_drift(
+        self, key: str, report: dict[str, Any], places: dict[str, dict[str, Any]]
+    ) -> None:
         onset = report.get("onset_step")
-        path = checkpoints.get(str(onset)) if onset is not None else None
+        place = places.get(str(onset), {}) if onset is not None else {}
+        path = place.get("path")
         finding = report.get("finding") or {}
         title = finding.get("title") or "Parameter drift"
         rank = report.get("faulty_rank")
@@ -547,8 +550,9 @@ class DenpexServer(LanguageServer):
         text += f", faulty rank {rank}" if rank is not None else ""
         if path:
             uri = Path(path).resolve().as_uri()
+            line = max(0, int(place.get("line", 1)) - 1)  # a probe record's line; else the top
             diag = types.Diagnostic(
-                range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                range=types.Range(types.Position(line, 0), types.Position(line, 0)),
                 severity=types.DiagnosticSeverity.Error,
                 source="denpex",
                 code=finding.get("id") or "sdc-gradual-parameter-drift",

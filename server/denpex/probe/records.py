@@ -162,6 +162,7 @@ class RankFile:
     def __init__(self, path: Path):
         self.path = path
         self.offsets: dict[int, int] = {}
+        self.lines: dict[int, int] = {}  # step -> 1-based line of its record
         self.warnings: list[str] = []
         offset = 0
         with path.open("rb") as fh:
@@ -169,6 +170,7 @@ class RankFile:
                 m = _STEP_PREFIX.match(line)
                 if m and line.endswith(b"\n"):
                     self.offsets[int(m.group(1))] = offset  # a re-run step: the later wins
+                    self.lines[int(m.group(1))] = lineno
                 else:
                     what = "incomplete last line" if not line.endswith(b"\n") else "bad line"
                     self.warnings.append(f"{path}:{lineno}: {what} skipped")
