@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import pty
 import subprocess
 import sys
@@ -91,13 +92,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def denpex(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     return subprocess.run(
         [sys.executable, "-m", "denpex", *map(str, args)],
         capture_output=True,
         text=True,
         timeout=300,
-        env=env,
     )
 
 
@@ -254,6 +253,36 @@ def test_bad_inputs_are_reported_and_the_rest_is_compared(
     assert "steps only in the reference" in text
     assert "tmp-checkpoint-80" not in text
     assert [p["step"] for p in report["points"]] == [10, 20, 30, 40]
+
+
+class _Payload:
+    """Unpickling this with the plain unpickler would create the marker file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("container", ["torch-zip", "raw-pickle"])
+def test_a_code_executing_pickle_is_refused_and_never_run(tmp_path: Path, container: str) -> None:
+    marker = tmp_path / "pwned"
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    ref.mkdir()
+    run.mkdir()
+    torch.save({"w": torch.zeros(4)}, ref / "step_1.pt")
+    payload = {"w": _Payload(marker)}
+    if container == "torch-zip":  # as torch.save writes it: a zip whose data.pkl calls os.system
+        torch.save(payload, run / "step_1.pt")
+    else:  # a bare pickle (the legacy path), protocol 4: torch warns about it on its own
+        (run / "step_1.pt").write_bytes(pickle.dumps(payload, protocol=4))
+    done = denpex("drift", run, "--ref", ref)
+    assert done.returncode == 2
+    assert "refused: not a plain state dict" in done.stderr
+    assert "never runs pickled code" in done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr  # no torch warning around it
+    assert not marker.exists()
 
 
 def test_input_errors_are_one_line_and_exit_2(tmp_path: Path, runs: dict[str, Path]) -> None:

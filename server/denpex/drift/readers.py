@@ -320,16 +320,20 @@ class TorchReader:
         self._file = _Preader(path) if self._offsets else None
 
     def _load(self, torch: Any, path: str) -> Any:
-        self._mapped = True
-        try:
-            return torch.load(path, map_location="cpu", mmap=True, weights_only=True)
-        except RuntimeError as exc:
-            if "mmap can only be used" not in str(exc):
-                raise
-        # Legacy (pre-1.6, non-zip) files cannot be mapped: load them whole and say so.
-        self._mapped = False
-        self.warnings.append(f"{path}: legacy torch format, loaded whole into memory")
-        return torch.load(path, map_location="cpu", weights_only=True)
+        # torch warns on stderr about what its weights-only unpickler meets (a foreign pickle
+        # protocol, say); the refusal itself, if any, comes back as one line from _load_error.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            self._mapped = True
+            try:
+                return torch.load(path, map_location="cpu", mmap=True, weights_only=True)
+            except RuntimeError as exc:
+                if "mmap can only be used" not in str(exc):
+                    raise
+            # Legacy (pre-1.6, non-zip) files cannot be mapped: load them whole and say so.
+            self._mapped = False
+            self.warnings.append(f"{path}: legacy torch format, loaded whole into memory")
+            return torch.load(path, map_location="cpu", weights_only=True)
 
     @staticmethod
     def _load_error(exc: Exception) -> str:
