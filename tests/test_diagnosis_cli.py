@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,26 @@ def test_a_directory_stands_for_the_logs_under_it(tmp_path):
     assert report == json.loads(by_files.stdout)
     root = report["findings"][0]
     assert root["initiating_rank"] == 5 and root["collateral_ranks"] == [0, 1, 2, 3, 4, 6, 7]
+
+
+def test_a_named_pipe_is_read_like_a_file(tmp_path):
+    """`denpex diagnose <(kubectl logs …)` hands over /dev/fd/N, a pipe, not a regular file."""
+    fifo = tmp_path / "pod.log"
+    os.mkfifo(fifo)
+    sample = ROOT / "server" / "denpex" / "samples" / "logs" / "llama-8gpu-oom" / "rank_5.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "denpex", "diagnose", str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    with fifo.open("wb") as writer:  # blocks until the CLI opens the pipe
+        writer.write(sample.read_bytes())
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "[cuda-oom]" in out
+    # One rank's own log without rank prefixes, under a name that names no rank.
+    assert "Initiating rank : unknown (the log does not say which rank)" in out
 
 
 def test_empty_input_is_no_failure(tmp_path):

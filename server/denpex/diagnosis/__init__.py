@@ -36,9 +36,7 @@ def log_files(paths: list[str]) -> list[str]:
     out: list[str] = []
     for path in paths:
         p = Path(path)
-        if path == "-" or p.is_file():
-            out.append(path)
-        elif p.is_dir():
+        if p.is_dir():
             found = [
                 f
                 for f in p.rglob("*")
@@ -47,6 +45,8 @@ def log_files(paths: list[str]) -> list[str]:
             if not found:
                 raise InputError(f"{path}: directory holds no files")
             out.extend(str(f) for f in sorted(found, key=_natural))
+        elif path == "-" or p.exists():  # files, and pipes: `denpex diagnose <(kubectl logs …)`
+            out.append(path)
         else:
             raise InputError(f"{path}: no such file")
     return out

@@ -48,9 +48,11 @@ def _block(index: int, f: Finding, total: int) -> str:
 
 def _initiating(f: Finding) -> str:
     if f.initiating_rank is None:
-        return (
-            "unknown (only downstream reports)" if not f.suspect_ranks else "unknown, see suspects"
-        )
+        if f.suspect_ranks:
+            return "unknown, see suspects"
+        if any(e.role == "initiating" for e in f.evidence):
+            return "unknown (the log does not say which rank)"  # one rank's log, unprefixed
+        return "unknown (only downstream reports)"
     where = [p for p in (f.host and f"host {f.host}", f.gpu is not None and f"GPU {f.gpu}") if p]
     return f"{f.initiating_rank}" + (f" ({', '.join(where)})" if where else "")
 
