@@ -67,6 +67,8 @@ export class TerminalWatcher implements vscode.Disposable {
   private onStart(e: vscode.TerminalShellExecutionStartEvent): void {
     const terminalId = this.idOf(e.terminal);
     if (!this.last.has(terminalId)) this.integrated++;
+    // The name as the command starts: VS Code retitles the terminal after whatever process runs
+    // (a finding "in terminal sleep" helps nobody), so later chunks keep this one.
     const entry = { commandLine: e.execution.commandLine.value, buffer: new TailBuffer(TAIL_CHARS), terminalName: e.terminal.name };
     this.last.set(terminalId, entry);
     const read = (async () => {
@@ -75,7 +77,7 @@ export class TerminalWatcher implements vscode.Disposable {
           entry.buffer.push(data);
           if (!this.forwarding(e.terminal)) continue;
           for (const part of splitForTransport(data, MAX_CHUNK)) {
-            const params: TerminalDataParams = { terminalId, name: e.terminal.name, data: part };
+            const params: TerminalDataParams = { terminalId, name: entry.terminalName, data: part };
             this.server.sendNotification(TERMINAL_DATA, params);
           }
         }
@@ -94,7 +96,7 @@ export class TerminalWatcher implements vscode.Disposable {
     if (!this.forwarding(e.terminal)) return;
     const params: TerminalCommandEndParams = {
       terminalId,
-      name: e.terminal.name,
+      name: this.last.get(terminalId)?.terminalName ?? e.terminal.name,
       commandLine: e.execution.commandLine.value || null,
       exitCode: e.exitCode ?? null,
     };

@@ -157,8 +157,12 @@ test("a failure printed in a shell-integrated terminal raises one notification t
   await runCommand(page, "Terminal: Create New Terminal");
   // Shell integration reports the prompt once bash has sourced VS Code's script.
   await page.waitForTimeout(3000);
-  await page.keyboard.type(`cat ${LOG_NAME}`);
+  // A job prints after it starts. VS Code streams a command's output only from the moment
+  // the extension host hears of the start, so an instant `cat` can finish before that when
+  // the machine is busy (the trace then shows the command end and no data).
+  await page.keyboard.type(`sleep 2; cat ${LOG_NAME}`);
   await page.keyboard.press("Enter");
+  // Named as the command started (the shell), not after the process VS Code retitles it to.
   const toast = page.locator(".notification-toast", { hasText: /Denpex: CUDA out of memory.*in terminal "bash"/ });
   await toast.first().waitFor({ timeout: 60_000 });
   assert.match(await toast.first().innerText(), /initiating rank 3/);
