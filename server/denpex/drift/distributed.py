@@ -165,6 +165,9 @@ def session(device: str) -> Iterator[int]:
         if rank != 0:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - closed below
         yield rank
+        # Every rank done before any tears gloo down: a rank leaving while a peer is still
+        # connected can abort the peer. Not after an error: the others may never get here.
+        dist.barrier()
     finally:
         if sys.stdout is not saved:
             sys.stdout.close()
