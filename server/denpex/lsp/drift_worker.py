@@ -27,14 +27,13 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
 def _step_places(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, Any]:
     """step -> where a drift diagnostic goes: ``{path, line}`` (line 1-based)."""
     from denpex.drift.discover import find_checkpoints
-    from denpex.probe.records import RankFile, file_name, fingerprint_files, is_fingerprint_dir
+    from denpex.probe.records import RankFile, file_name, fingerprint_files
 
-    if is_fingerprint_dir(run):
-        # Every step is a line in each rank's file: the faulty rank's file, else the first.
-        files = fingerprint_files(run)
+    files = fingerprint_files(run)
+    if files:  # probe output: every step is a line in each rank's file
         rank = report.get("faulty_rank")
-        named = [f for f in files if rank is not None and f.name == file_name(rank)]
-        chosen = RankFile((named or files)[0])
+        faulty = [f for f in files if rank is not None and f.name == file_name(rank)]
+        chosen = RankFile((faulty or files)[0])  # the faulty rank's file, else the first
         return {
             str(step): {"path": str(chosen.path), "line": line}
             for step, line in chosen.lines.items()

@@ -169,8 +169,9 @@ class RankFile:
             for lineno, line in enumerate(fh, 1):
                 m = _STEP_PREFIX.match(line)
                 if m and line.endswith(b"\n"):
-                    self.offsets[int(m.group(1))] = offset  # a re-run step: the later wins
-                    self.lines[int(m.group(1))] = lineno
+                    step = int(m.group(1))
+                    self.offsets[step] = offset  # a re-run step: the later wins
+                    self.lines[step] = lineno
                 else:
                     what = "incomplete last line" if not line.endswith(b"\n") else "bad line"
                     self.warnings.append(f"{path}:{lineno}: {what} skipped")
