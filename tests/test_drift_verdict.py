@@ -95,13 +95,14 @@ def test_same_seed_same_round_off_is_identical() -> None:
 
 def test_benign_rerun_drifts_monotonically_yet_is_not_flagged() -> None:
     healthy = series(3)
-    # The trap: the global distance of a healthy rerun grows steadily.
+    # The trap: the global distance of a healthy rerun grows steadily, enough for a naive
+    # trend test to fire. (How steadily depends on the CPU's kernels: tau 0.69-0.9 seen.)
     naive = mann_kendall([s.l2 for s in healthy])
-    assert naive.tau > 0.7 and naive.p_increasing < 1e-4
+    assert naive.tau > 0.5 and naive.p_increasing < 0.01
     for judged in (assess(healthy), assess(healthy, noise())):
         assert judged.verdict == "within_noise", judged.notes
         assert not judged.flagged and judged.finding is None and judged.onset_step is None
-        assert judged.trend["global_l2"]["p"] < 1e-4
+        assert judged.trend["global_l2"]["p"] < 0.01
     # The engine says where the benign distance sits: key biases, random-walking under Adam.
     top = assess(healthy).trend["benign_top_tensors"][0]
     assert top["name"].endswith("attn.k.bias") and top["share_of_distance"] > 0.4
