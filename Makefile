@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # torch first and pinned: the open range in pyproject.toml would otherwise pull a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup demo test test-python lint test-extension bench clean
+.PHONY: setup demo test check test-python lint test-extension bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,16 @@ test-extension: setup node_modules/.package-lock.json
 	DENPEX_PYTHON=$(abspath $(BIN)/python) npm run ci
 
 test: lint test-python test-extension
+
+# The fast loop while editing: lint, types and the unit tests of both languages (no slow
+# trainings, no language-server protocol runs, no code-server).
+check: setup node_modules/.package-lock.json
+	$(BIN)/ruff check server tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest -q -m "not slow" --ignore=tests/lsp
+	npm run typecheck
+	npm run lint
+	npm run test:unit
 
 bench: setup
 	$(BIN)/python bench/run_all.py

@@ -1,0 +1,1 @@
+"""Checkpoint drift: compare runs and replicas, judge the series (silent data corruption)."""

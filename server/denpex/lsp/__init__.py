@@ -1,0 +1,1 @@
+"""The language server (pygls over stdio): a thin layer over the engines."""
