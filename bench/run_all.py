@@ -14,7 +14,12 @@ HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str]) -> int:
-    scripts = sorted(p for p in HERE.glob("*.py") if p.name != Path(__file__).name)
+    # build_*.py only prepare data (the benchmarks build what they need themselves).
+    scripts = sorted(
+        p
+        for p in HERE.glob("*.py")
+        if p.name != Path(__file__).name and not p.stem.startswith("build_")
+    )
     if argv:
         scripts = [p for p in scripts if p.stem in argv]
     failed = 0

@@ -1,0 +1,111 @@
+"""The corpus: per architecture a reference, a noise reference, healthy reruns and faulty runs.
+
+Thresholds may be tuned while looking at TUNING architectures only; figures are reported on
+HELD_OUT ones (leave-architectures-out), so the verdict meets models it was not fitted to.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import shutil
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from .faults import Fault
+from .models import ARCHS
+from .train import Nondeterminism, Recipe, RunSpec, train
+
+CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
+TUNING = ("gpt2", "cnn")
+HELD_OUT = ("bert", "qwen2", "moe", "vit")
+ONSET = 50
+EPS = (1e-5, 1e-4, 1e-3, 1e-2, 1.0)
+
+_RECIPES = {
+    "gpt2": (Recipe(), "hf"),
+    "bert": (Recipe(clip=None), "safetensors"),
+    "qwen2": (Recipe(bf16=True), "pt"),
+    "moe": (Recipe(), "safetensors"),
+    "vit": (Recipe(bf16=True), "deepspeed"),
+    "cnn": (Recipe(optimizer="sgd", lr=0.05, weight_decay=5e-4, clip=None, warmup=5), "dcp"),
+}
+_ND = Nondeterminism
+# Healthy variants. BatchNorm sees micro-batches, so the CNN's split and order are part of its
+# maths, not round-off: it varies only its kernels (threads, oneDNN, channels-last).
+_LM_VARIANTS = [_ND(threads=2), _ND(accum=4), _ND(accum=8), _ND(order_seed=1), _ND(order_seed=2),
+                _ND(order_seed=3), _ND(threads=2, accum=4), _ND(threads=2, order_seed=4),
+                _ND(accum=4, order_seed=5)]  # fmt: skip
+_LM_NOISE = _ND(order_seed=9)
+_CNN_VARIANTS = [_ND(onednn=False), _ND(channels_last=True), _ND(onednn=False, channels_last=True),
+                 _ND(threads=2, onednn=False), _ND(threads=2, channels_last=True),
+                 _ND(threads=2, onednn=False, channels_last=True)]  # fmt: skip
+_CNN_NOISE = _ND(threads=2)
+# Faulty runs alternate between bit-identical to the reference before the onset and carrying
+# their own round-off as well (the harder, usual case).
+_FAULT_NOISE = _ND(threads=2)
+
+
+@dataclass(frozen=True)
+class Run:
+    spec: RunSpec
+    role: str  # ref | noise | healthy | fault
+    label: str
+
+    @property
+    def path(self) -> Path:
+        return CACHE / self.spec.key()
+
+
+def family(arch: str) -> list[Run]:
+    recipe, fmt = _RECIPES[arch]
+    base = RunSpec(arch=arch, recipe=recipe, fmt=fmt)
+    cnn = arch == "cnn"
+    runs = [
+        Run(base, "ref", "reference"),
+        Run(replace(base, nd=_CNN_NOISE if cnn else _LM_NOISE), "noise", "noise reference"),
+    ]
+    runs += [Run(replace(base, nd=nd), "healthy", nd.tag())
+             for nd in (_CNN_VARIANTS if cnn else _LM_VARIANTS)]  # fmt: skip
+    faults: list[Fault] = []
+    for site in ARCHS[arch].sites.values():
+        faults += [Fault("compute", site, ONSET, eps=e) for e in EPS]
+    lane_param = ARCHS[arch].sites["conv-late" if cnn else "mlp"] + ".weight"
+    faults += [Fault("lane", lane_param, ONSET, eps=e) for e in (1e-4, 1e-3, 1e-2)]
+    flip_param = ARCHS[arch].sites["conv" if cnn else "attention"] + ".weight"
+    faults += [Fault("flip", flip_param, ONSET, bit=b) for b in (22, 26)]
+    if base.recipe.optimizer == "adamw":
+        faults.append(Fault("flip-state", flip_param, ONSET, bit=26))
+    for i, f in enumerate(faults):
+        nd = _FAULT_NOISE if i % 2 else base.nd
+        runs.append(Run(replace(base, fault=f, nd=nd), "fault", f.label + f" nd={nd.tag()}"))
+    return runs
+
+
+def corpus(archs: Iterable[str] = ARCHS) -> list[Run]:
+    return [run for arch in archs for run in family(arch)]
+
+
+def _build(run: Run) -> str:
+    if (run.path / "DONE").exists():
+        return "cached"
+    tmp = run.path.with_name(run.path.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    train(run.spec, tmp)
+    (tmp / "spec.json").write_text(json.dumps(asdict(run.spec), default=str, indent=1))
+    (tmp / "DONE").touch()
+    shutil.rmtree(run.path, ignore_errors=True)
+    tmp.rename(run.path)
+    return "trained"
+
+
+def build(runs: list[Run], jobs: int = 1) -> None:
+    """Train every run not cached yet, each in a fresh process (torch's global settings)."""
+    todo = [r for r in runs if not (r.path / "DONE").exists()]
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(jobs, maxtasksperchild=1) as pool:
+        for i, _ in enumerate(pool.imap_unordered(_build, todo), 1):
+            print(f"\rtrained {i}/{len(todo)}", end="", flush=True)
+    if todo:
+        print()

@@ -1,0 +1,83 @@
+"""The faults a faulty GPU would cause, injected into a real training loop.
+
+- ``compute``: one output channel of one layer scaled by ``1 + eps`` on every forward from
+  the onset step on (a permanently faulty multiplier lane).
+- ``lane``: one row of one weight receives its optimizer update scaled by ``1 + eps``
+  (a corrupted local update).
+- ``flip`` / ``flip-state``: one bit flipped once, in a weight or in Adam's first moment.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str  # compute | lane | flip | flip-state
+    site: str  # a module name (compute) or a parameter name (the others)
+    onset: int  # first faulty step
+    eps: float = 0.0
+    channel: int = 3
+    bit: int = 22
+
+    @property
+    def label(self) -> str:
+        size = f"eps={self.eps:g}" if self.kind in ("compute", "lane") else f"bit={self.bit}"
+        return f"{self.kind}:{self.site}:{size}@{self.onset}"
+
+
+def _flip(t: torch.Tensor, index: int, bit: int) -> None:
+    flat = t.data.view(-1)
+    value = float(flat[index])
+    (word,) = struct.unpack("<I", struct.pack("<f", value))
+    (flipped,) = struct.unpack("<f", struct.pack("<I", word ^ (1 << bit)))
+    flat[index] = flipped
+
+
+class Injector:
+    """Hooks one fault into a model and its optimizer; ``step`` is the 1-based step number."""
+
+    def __init__(self, fault: Fault | None, model: nn.Module, opt: torch.optim.Optimizer) -> None:
+        self.fault, self.model, self.opt = fault, model, opt
+        self.step = 0
+        self._before: torch.Tensor | None = None
+        if fault and fault.kind == "compute":
+            dict(model.named_modules())[fault.site].register_forward_hook(self._scale)
+
+    def _param(self) -> torch.Tensor:
+        assert self.fault
+        return dict(self.model.named_parameters())[self.fault.site]
+
+    def _active(self, kind: str) -> bool:
+        return bool(self.fault and self.fault.kind == kind and self.step >= self.fault.onset)
+
+    def _scale(self, _m: nn.Module, _inp: object, out: object) -> object:
+        if not self._active("compute") or not isinstance(out, torch.Tensor):
+            return None
+        assert self.fault
+        out = out.clone()
+        # Convolutions and BatchNorm put channels in dim 1; linear layers in the last dim.
+        dim = 1 if out.dim() == 4 else -1
+        out.select(dim, self.fault.channel).mul_(1 + self.fault.eps)
+        return out
+
+    def before_update(self) -> None:
+        if self._active("lane"):
+            self._before = self._param().detach().clone()
+
+    def after_update(self) -> None:
+        f = self.fault
+        if f is None or self.step < f.onset:
+            return
+        if f.kind == "lane" and self._before is not None:
+            p, row = self._param().data, f.channel
+            p[row] = self._before[row] + (p[row] - self._before[row]) * (1 + f.eps)
+        elif f.kind == "flip" and self.step == f.onset:
+            _flip(self._param(), f.channel * 7 + 1, f.bit)
+        elif f.kind == "flip-state" and self.step == f.onset:
+            _flip(self.opt.state[self._param()]["exp_avg"], f.channel * 7 + 1, f.bit)

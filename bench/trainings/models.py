@@ -1,0 +1,187 @@
+"""The architectures, scaled down to train in seconds on a CPU, and their synthetic data.
+
+Language models read sequences from a fixed random Markov chain (so the loss really falls);
+image models read class prototypes plus noise. The data depend only on the family seed, so
+every run of a family sees the same batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+VOCAB, SEQ, BATCH = 128, 32, 16
+IMAGE, CLASSES = 16, 10
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    build: Callable[[], nn.Module]
+    batches: Callable[[int], Iterator[torch.Tensor | tuple[torch.Tensor, torch.Tensor]]]
+    loss: Callable[[nn.Module, object, int], torch.Tensor]  # summed loss over the micro-batch
+    # Modules whose output channel a compute fault scales, by where they sit.
+    sites: dict[str, str]
+
+
+def _hf_quiet() -> None:
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+
+
+def _gpt2() -> nn.Module:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    _hf_quiet()
+    cfg = GPT2Config(
+        n_embd=64, n_layer=2, n_head=4, vocab_size=VOCAB, n_positions=SEQ,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return GPT2LMHeadModel(cfg)
+
+
+def _bert() -> nn.Module:
+    from transformers import BertConfig, BertForMaskedLM
+
+    _hf_quiet()
+    cfg = BertConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return BertForMaskedLM(cfg)
+
+
+def _qwen2() -> nn.Module:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    _hf_quiet()
+    cfg = Qwen2Config(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=SEQ,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    return Qwen2ForCausalLM(cfg)
+
+
+def _moe() -> nn.Module:
+    from transformers import Qwen2MoeConfig, Qwen2MoeForCausalLM
+
+    _hf_quiet()
+    cfg = Qwen2MoeConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, moe_intermediate_size=64, shared_expert_intermediate_size=64,
+        num_experts=4, num_experts_per_tok=2, vocab_size=VOCAB, max_position_embeddings=SEQ,
+        decoder_sparse_step=1,
+    )  # fmt: skip
+    return Qwen2MoeForCausalLM(cfg)
+
+
+def _vit() -> nn.Module:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    _hf_quiet()
+    cfg = ViTConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        image_size=IMAGE, patch_size=4, num_channels=3, num_labels=CLASSES,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return ViTForImageClassification(cfg)
+
+
+def _cnn() -> nn.Module:
+    def block(cin: int, cout: int) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
+
+    return nn.Sequential(
+        block(3, 16), block(16, 32), nn.MaxPool2d(2), block(32, 32),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, CLASSES),
+    )  # fmt: skip
+
+
+def _tokens(seed: int) -> Iterator[torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    # A sparse random transition table: each token has 4 likely successors.
+    succ = torch.randint(0, VOCAB, (VOCAB, 4), generator=g)
+    while True:
+        seqs = torch.empty(BATCH, SEQ, dtype=torch.long)
+        seqs[:, 0] = torch.randint(0, VOCAB, (BATCH,), generator=g)
+        for t in range(1, SEQ):
+            pick = torch.randint(0, 4, (BATCH,), generator=g)
+            seqs[:, t] = succ[seqs[:, t - 1], pick]
+        yield seqs
+
+
+def _images(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    protos = torch.randn(CLASSES, 3, IMAGE, IMAGE, generator=g)
+    while True:
+        labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
+        yield protos[labels] + 0.8 * torch.randn(BATCH * 2, 3, IMAGE, IMAGE, generator=g), labels
+
+
+def _causal_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
+    assert isinstance(seqs, torch.Tensor)
+    logits = model(input_ids=seqs).logits[:, :-1]
+    target = seqs[:, 1:]
+    # Summed, then divided by the whole batch's count: every accumulation split computes the
+    # same gradient up to round-off.
+    return nn.functional.cross_entropy(
+        logits.reshape(-1, VOCAB).float(), target.reshape(-1), reduction="sum"
+    ) / (total * (SEQ - 1))
+
+
+def _masked_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
+    assert isinstance(seqs, torch.Tensor)
+    # The mask is a function of the tokens, so it does not depend on the split either.
+    masked = (seqs * 7 + torch.arange(SEQ)) % 7 == 0
+    inputs = seqs.masked_fill(masked, 1)
+    logits = model(input_ids=inputs).logits
+    return nn.functional.cross_entropy(logits[masked].float(), seqs[masked], reduction="sum") / (
+        total * SEQ / 7
+    )
+
+
+def _image_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    assert isinstance(batch, tuple)
+    images, labels = batch
+    out = model(images)
+    logits = out if isinstance(out, torch.Tensor) else out.logits
+    return nn.functional.cross_entropy(logits.float(), labels, reduction="sum") / total
+
+
+def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[str, str]:
+    return {
+        "attention": f"{prefix}.0.{attn}",
+        "mlp": f"{prefix}.1.{mlp}",
+        "embedding": embed,
+        "norm": f"{prefix}.1.{norm}",
+    }
+
+
+ARCHS: dict[str, Arch] = {
+    a.name: a
+    for a in (
+        Arch("gpt2", _gpt2, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "attn.c_attn", "mlp.c_fc", "transformer.wte", "ln_2")),
+        Arch("bert", _bert, _tokens, _masked_loss,
+             _lm_sites("bert.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "bert.embeddings.word_embeddings", "output.LayerNorm")),
+        Arch("qwen2", _qwen2, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.v_proj", "mlp.up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("moe", _moe, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.shared_expert.up_proj",
+                       "model.embed_tokens", "input_layernorm")),
+        Arch("vit", _vit, _images, _image_loss,
+             _lm_sites("vit.encoder.layer", "attention.attention.query", "intermediate.dense",
+                       "vit.embeddings.patch_embeddings.projection", "layernorm_after")),
+        Arch("cnn", _cnn, _images, _image_loss,
+             {"conv": "1.0", "conv-late": "3.0", "stem": "0.0", "norm": "1.1"}),
+    )
+}  # fmt: skip
