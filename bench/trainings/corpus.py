@@ -21,7 +21,7 @@ CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 TUNING = ("gpt2", "cnn")
 HELD_OUT = ("bert", "qwen2", "moe", "vit")
 ONSET = 50
-EPS = (1e-5, 1e-4, 1e-3, 1e-2, 1.0)
+EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
 _RECIPES = {
     "gpt2": (Recipe(), "hf"),
