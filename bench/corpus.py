@@ -175,8 +175,8 @@ class Scores:
     rank_named: int = 0  # of those, logs where the method named an initiating rank
     rank_right: int = 0
     collateral_as_initiating: int = 0  # any log: the named rank is a labelled collateral rank
-    collateral_labelled: int = 0
-    collateral_found: int = 0
+    collateral_logs: int = 0  # logs with labelled collateral ranks
+    collateral_found: float = 0.0  # sum over those logs of the fraction found
     healthy: int = 0
     healthy_alarms: int = 0
     misses: list[str] = field(default_factory=list)
@@ -206,8 +206,11 @@ class Scores:
         if pred.initiating_rank is not None and pred.initiating_rank in label.collateral_ranks:
             self.collateral_as_initiating += 1
             missed.append(f"collateral rank {pred.initiating_rank} named as initiating")
-        self.collateral_labelled += len(label.collateral_ranks)
-        self.collateral_found += len(set(label.collateral_ranks) & set(pred.collateral_ranks))
+        if label.collateral_ranks:
+            # Averaged per log: one job with 63 Terminated tasks must not outweigh the rest.
+            self.collateral_logs += 1
+            found = set(label.collateral_ranks) & set(pred.collateral_ranks)
+            self.collateral_found += len(found) / len(set(label.collateral_ranks))
         if missed:
             self.misses.append(f"{label.id} ({label.launcher}): " + "; ".join(missed))
 
@@ -226,16 +229,15 @@ class Scores:
                 "failing_logs": self.failing,
                 "class_right": self.class_right,
                 "class_accuracy": _ratio(self.class_right, self.failing),
-                "collateral_labelled": self.collateral_labelled,
-                "collateral_found": self.collateral_found,
-                "collateral_recall": _ratio(self.collateral_found, self.collateral_labelled),
+                "collateral_logs": self.collateral_logs,
+                "collateral_recall": _ratio(self.collateral_found, self.collateral_logs),
                 "healthy_logs": self.healthy,
                 "healthy_false_alarms": self.healthy_alarms,
             }
         return out
 
 
-def _ratio(num: int, den: int) -> float | None:
+def _ratio(num: float, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
@@ -295,9 +297,10 @@ def format_table(result: dict[str, Any]) -> str:
             "collateral rank named as initiating",
             [str(x["collateral_as_initiating"]) for x in (d, fe, rc)],
         )
+        recall = d["collateral_recall"]
         line(
-            "collateral recall (ranks)",
-            [_pct(d["collateral_found"], d["collateral_labelled"]), "–", "–"],
+            "collateral recall (mean per log)",
+            ["–" if recall is None else f"{100 * recall:.0f}% of {d['collateral_logs']}", "–", "–"],
         )
         line(
             "healthy false alarms",

@@ -1,0 +1,111 @@
+"""The real-log corpus (tests/corpus): its labels are well formed, and `denpex diagnose`
+does not regress on the held-out test split.
+
+The floors are the figures bench/corpus.py measured on the test split when they were set,
+a couple of points lower (a figure of 0 has a floor of 0). Rules are tuned on the dev split
+only; raise a floor when the test figure improves, never lower one to make a change pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from denpex import catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
+
+# Test-split floors (measured figures in docs/diagnosis.md, "Measured on real logs").
+FLOORS = {
+    "class_accuracy": 0.68,
+    "rank_recall": 0.09,
+    "collateral_recall": 0.70,
+}
+CEILINGS = {
+    "collateral_as_initiating": 0,
+    "healthy_false_alarms": 0,
+}
+
+
+def _rows() -> list[dict]:
+    rows = []
+    for path in LABELS:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+def test_split_rule_is_the_documented_one():
+    # The rule must never change after the fact, or dev and test would mix.
+    def rule(log_id: str) -> str:
+        return "test" if int(hashlib.sha256(log_id.encode()).hexdigest(), 16) % 2 else "dev"
+
+    rows = _rows()
+    measured = json.loads(_run_bench())["logs"]
+    assert {r["id"]: rule(r["id"]) for r in rows} == {m["id"]: m["split"] for m in measured}
+    assert rule("a001") == "test" and rule("a003") == "dev"
+
+
+def test_labels_are_well_formed():
+    ids = set(catalog.entries())
+    rows = _rows()
+    assert len(rows) >= 100
+    assert len({r["id"] for r in rows}) == len(rows)
+    for r in rows:
+        where = r["id"]
+        # Neutral names: a file name like rank3.log would hand the rank to the tool.
+        assert re.fullmatch(r"[ab]\d{3}", r["id"]), where
+        assert r["file"] == f"logs/{r['id']}.log", where
+        assert r["source"].startswith("https://github.com/"), where
+        assert r["class"] in ids or r["class"] == "healthy", where
+        assert r["rank_determinable"] == (r["initiating_rank"] is not None), where
+        assert r["initiating_rank"] not in r["collateral_ranks"], where
+        if r["class"] == "healthy":
+            assert r["initiating_rank"] is None and not r["collateral_ranks"], where
+        lines = (CORPUS / r["file"]).read_text(encoding="utf-8").split("\n")
+        assert r["evidence_line"] in lines, where
+        assert all(line == line.rstrip() for line in lines), where
+        assert r["notes"].strip(), where
+
+
+def test_corpus_has_the_required_coverage():
+    rows = [r for r in _rows() if r["id"].startswith("a")]
+    assert len(rows) >= 80
+    assert sum(r["class"] == "healthy" for r in rows) >= 7
+    assert sum(r["rank_determinable"] for r in rows) >= 25
+
+
+def _run_bench() -> str:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "corpus.py"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def test_split() -> dict:
+    return json.loads(_run_bench())["splits"]["test"]["denpex"]
+
+
+@pytest.mark.parametrize("figure", sorted(FLOORS))
+def test_test_split_figure_stays_above_its_floor(test_split: dict, figure: str):
+    assert test_split[figure] is not None
+    assert test_split[figure] >= FLOORS[figure], (figure, test_split[figure])
+
+
+@pytest.mark.parametrize("figure", sorted(CEILINGS))
+def test_test_split_mistakes_stay_below_their_ceiling(test_split: dict, figure: str):
+    assert test_split[figure] <= CEILINGS[figure], (figure, test_split[figure])
