@@ -9,12 +9,18 @@ Each log is diagnosed in-process, exactly as `denpex diagnose --json FILE` does
   (error|exception|traceback|fatal|killed), read from the usual rank markers;
 - root-cause-table: the rank in torchelastic's "Root Cause (first observed failure)" table.
 
+Rank figures: recall is over the logs whose label has an initiating rank (rank_determinable);
+precision is right claims over the claims that can be judged (on those logs, plus naming a
+labelled collateral rank on any other log, which is wrong whatever the true rank was).
+Collateral recall is the mean per log of the labelled collateral ranks found.
+
 Split rule (fixed; never change it after the fact, it is what keeps the test split held out):
 a log is in "test" when int(sha256(id), 16) is odd, else in "dev". Rules are tuned while
 looking at dev only; test figures are the ones reported.
 
     python bench/corpus.py            # table per split and overall
     python bench/corpus.py --json     # the same figures as JSON, plus per-log results
+    python bench/corpus.py --markdown # the table in docs/diagnosis.md
     python bench/corpus.py --show-misses dev   # denpex's misses on dev (never on test)
 """
 
@@ -172,7 +178,9 @@ class Scores:
     failing: int = 0
     class_right: int = 0
     rank_logs: int = 0  # rank_determinable logs
-    rank_named: int = 0  # of those, logs where the method named an initiating rank
+    # Rank claims that can be judged: on rank_determinable logs, plus claims of a labelled
+    # collateral rank on the other logs (wrong whatever the true rank was).
+    rank_named: int = 0
     rank_right: int = 0
     collateral_as_initiating: int = 0  # any log: the named rank is a labelled collateral rank
     collateral_logs: int = 0  # logs with labelled collateral ranks
@@ -205,6 +213,9 @@ class Scores:
                 missed.append(f"rank {pred.initiating_rank} != {label.initiating_rank}")
         if pred.initiating_rank is not None and pred.initiating_rank in label.collateral_ranks:
             self.collateral_as_initiating += 1
+            if not label.rank_determinable:
+                # Provably wrong even where the true rank is unknown: counts against precision.
+                self.rank_named += 1
             missed.append(f"collateral rank {pred.initiating_rank} named as initiating")
         if label.collateral_ranks:
             # Averaged per log: one job with 63 Terminated tasks must not outweigh the rest.
@@ -274,45 +285,58 @@ def _pct(num: int, den: int) -> str:
     return f"{num}/{den} ({100 * num / den:.0f}%)" if den else "–"
 
 
-def format_table(result: dict[str, Any]) -> str:
-    rows = []
-    for split, by_method in result["splits"].items():
-        d, fe, rc = (by_method[m] for m in METHODS)
-        rows.append(f"## {split}: {d['logs']} logs ({d['rank_logs']} with a determinable rank)")
-        rows.append(f"{'':40} {'denpex':>14} {'first error':>14} {'root cause':>14}")
-
-        def line(name: str, vals: list[str]) -> None:
-            rows.append(f"{name:40} " + " ".join(f"{v:>14}" for v in vals))
-
-        line("class right (failing logs)", [_pct(d["class_right"], d["failing_logs"]), "–", "–"])
-        line(
-            "initiating rank recall",
-            [_pct(x["rank_right"], x["rank_logs"]) for x in (d, fe, rc)],
-        )
-        line(
+def table_rows(by_method: dict[str, dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """One split's figures as (row name, [denpex, first error line, root cause]) cells."""
+    d, fe, rc = (by_method[m] for m in METHODS)
+    recall = d["collateral_recall"]
+    return [
+        ("failure class right", [_pct(d["class_right"], d["failing_logs"]), "–", "–"]),
+        ("initiating rank recall", [_pct(x["rank_right"], x["rank_logs"]) for x in (d, fe, rc)]),
+        (
             "initiating rank precision",
             [_pct(x["rank_right"], x["rank_named"]) for x in (d, fe, rc)],
-        )
-        line(
+        ),
+        (
             "collateral rank named as initiating",
             [str(x["collateral_as_initiating"]) for x in (d, fe, rc)],
-        )
-        recall = d["collateral_recall"]
-        line(
+        ),
+        (
             "collateral recall (mean per log)",
             ["–" if recall is None else f"{100 * recall:.0f}% of {d['collateral_logs']}", "–", "–"],
-        )
-        line(
-            "healthy false alarms",
-            [f"{d['healthy_false_alarms']} of {d['healthy_logs']}", "–", "–"],
-        )
-        rows.append("")
-    return "\n".join(rows)
+        ),
+        ("healthy false alarms", [f"{d['healthy_false_alarms']} of {d['healthy_logs']}", "–", "–"]),
+    ]
+
+
+def format_table(result: dict[str, Any]) -> str:
+    out = []
+    for split, by_method in result["splits"].items():
+        d = by_method["denpex"]
+        out.append(f"## {split}: {d['logs']} logs ({d['rank_logs']} with a determinable rank)")
+        out.append(f"{'':40} {'denpex':>14} {'first error':>14} {'root cause':>14}")
+        for name, cells in table_rows(by_method):
+            out.append(f"{name:40} " + " ".join(f"{c:>14}" for c in cells))
+        out.append("")
+    return "\n".join(out)
+
+
+def format_markdown(result: dict[str, Any]) -> str:
+    """The table docs/diagnosis.md shows ("Measured on real logs")."""
+    out = [
+        "| | split | Denpex | first error line | torchelastic Root Cause |",
+        "|---|---|---|---|---|",
+    ]
+    for split, by_method in result["splits"].items():
+        for name, cells in table_rows(by_method):
+            out.append(f"| {name} | {split} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    out = ap.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print the figures as JSON")
+    out.add_argument("--markdown", action="store_true", help="print the docs table")
     ap.add_argument("--corpus", type=Path, default=CORPUS, help="corpus folder (tests/corpus)")
     ap.add_argument(
         "--show-misses",
@@ -324,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         print()
+        return 0
+    if args.markdown:
+        print(format_markdown(result))
         return 0
     print(format_table(result))
     if args.show_misses:
