@@ -89,8 +89,11 @@ def test_corpus_has_the_required_coverage():
     assert len(rows) >= 150
     assert sum(r["rank_determinable"] for r in rows) >= 40
     assert sum(r["class"] == "healthy" for r in rows) >= 15
-    from_checkpoints = {"sdc-gradual-parameter-drift", "sdc-transient-corruption"}
-    from_checkpoints.add("dp-replica-divergence")
+    from_checkpoints = {
+        "sdc-gradual-parameter-drift",
+        "sdc-transient-corruption",
+        "dp-replica-divergence",
+    }
     assert set(catalog.entries()) - from_checkpoints <= {r["class"] for r in rows}
 
 
