@@ -48,13 +48,26 @@ def _rows() -> list[dict]:
     return rows
 
 
-def test_split_rule_is_the_documented_one():
+@pytest.fixture(scope="module")
+def bench() -> dict:
+    """bench/corpus.py --json, run once as a real subprocess for the module."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "corpus.py"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_split_rule_is_the_documented_one(bench: dict):
     # The rule must never change after the fact, or dev and test would mix.
     def rule(log_id: str) -> str:
         return "test" if int(hashlib.sha256(log_id.encode()).hexdigest(), 16) % 2 else "dev"
 
     rows = _rows()
-    measured = json.loads(_run_bench())["logs"]
+    measured = bench["logs"]
     assert {r["id"]: rule(r["id"]) for r in rows} == {m["id"]: m["split"] for m in measured}
     assert rule("a001") == "test" and rule("a003") == "dev"
 
@@ -97,20 +110,9 @@ def test_corpus_has_the_required_coverage():
     assert set(catalog.entries()) - from_checkpoints <= {r["class"] for r in rows}
 
 
-def _run_bench() -> str:
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "corpus.py"), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
-
-
 @pytest.fixture(scope="module")
-def test_split() -> dict:
-    return json.loads(_run_bench())["splits"]["test"]["denpex"]
+def test_split(bench: dict) -> dict:
+    return bench["splits"]["test"]["denpex"]
 
 
 @pytest.mark.parametrize("figure", sorted(FLOORS))
