@@ -13,6 +13,7 @@ import re
 import sys
 from pathlib import Path
 
+from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.scanner import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding
@@ -53,7 +54,8 @@ def log_files(paths: list[str]) -> list[str]:
 
 
 def _natural(path: Path) -> list[tuple[int, int | str]]:
-    return [(0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", str(path))]
+    parts = [(t, to_int(t)) for t in re.split(r"(\d+)", str(path))]
+    return [(0, n) if n is not None else (1, t) for t, n in parts]
 
 
 def diagnose_paths(paths: list[str], scanner: LogScanner | None = None) -> list[Finding]:
@@ -63,6 +65,8 @@ def diagnose_paths(paths: list[str], scanner: LogScanner | None = None) -> list[
     scanner = scanner if scanner is not None else LogScanner()
     for path in log_files(paths):
         if path == "-":
+            if sys.stdin is None:  # started with `<&-`
+                raise InputError("-: standard input is closed")
             scanner.feed_stream("<stdin>", sys.stdin.buffer)
             continue
         try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from denpex import catalog
 from denpex.diagnosis.context import Topology
 from denpex.diagnosis.matcher import CompiledCatalog
+from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.store import Hit, SignalRecord
 from denpex.finding import Evidence, Finding, Role, compress_ranks
 
@@ -153,15 +154,17 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int]]:
     """(the rank a hit accuses, suspects): a desync report names the culprits, not its writer."""
     listed = hit.groups.get("ranks")
     if listed:
-        ranks = sorted({int(r) for r in listed.replace(",", " ").split() if r.isdigit()})
+        parsed = (to_int(r) for r in listed.replace(",", " ").split())
+        ranks = sorted({r for r in parsed if r is not None})
         if len(ranks) == 1:
             return ranks[0], []
         return None, ranks
     rank = hit.rank
     if rank is None and "bus" in hit.facts:
         _gpu, rank = topo.resolve_bus(_fact_str(hit.facts, "host"), str(hit.facts["bus"]))
-    if rank is None and hit.groups.get("pid", "").isdigit():
-        rank = topo.rank_of_pid(int(hit.groups["pid"]))  # mapped by a file read later
+    pid = to_int(hit.groups.get("pid"))
+    if rank is None and pid is not None:
+        rank = topo.rank_of_pid(pid)  # mapped by a file read later
     return rank, []
 
 
@@ -218,10 +221,10 @@ def _place(rank: int | None, hit: Hit, topo: Topology) -> tuple[str | None, int 
     groups = hit.groups
     if host is None and groups.get("host"):
         host = groups["host"]
-    if gpu is None and groups.get("gpu", "").isdigit():
-        gpu = int(groups["gpu"])
-    if pid is None and groups.get("pid", "").isdigit():
-        pid = int(groups["pid"])
+    if gpu is None:
+        gpu = to_int(groups.get("gpu"))
+    if pid is None:
+        pid = to_int(groups.get("pid"))
     if "bus" in facts and gpu is None:
         gpu, _ = topo.resolve_bus(host, str(facts["bus"]))
     if rank is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from denpex.diagnosis.numbers import to_int
+
 # Extractors screened like signals (keys -1, -2, ...), run only on lines holding their anchor.
 _EXTRACTORS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "world_size": (
@@ -105,15 +107,17 @@ class Topology:
     ) -> None:
         g = m.groupdict()
         if name == "world_size":
-            n = int(g["n"] or g["n2"])
-            if n > 0:
+            n = to_int(g["n"] or g["n2"])
+            if n:
                 self.world_size = max(self.world_size or 0, n)
         elif name == "nccl_init":
             prefix = NCCL_PREFIX.search(text)
-            if prefix is None:
+            host, pid = (
+                (prefix.group("host"), to_int(prefix.group("pid"))) if prefix else ("", None)
+            )
+            dev, n, r = to_int(g["dev"]), to_int(g["n"]), to_int(g["rank"])
+            if pid is None or dev is None or n is None or r is None:
                 return
-            host, pid = prefix.group("host"), int(prefix.group("pid"))
-            dev, n = int(g["dev"]), int(g["n"])
             self.bus_gpu[(host, _bus(g["bus"]))] = dev
             self.bus_gpu.setdefault((None, _bus(g["bus"])), dev)
             # Sub-communicators (tensor/pipeline groups) number their ranks from 0; only the
@@ -121,11 +125,13 @@ class Topology:
             if n >= self._comm_size.get((host, pid), 0):
                 self._comm_size[(host, pid)] = n
                 self.world_size = max(self.world_size or 0, n)
-                self.bind(int(g["rank"]), host=host, pid=pid, gpu=dev)
+                self.bind(r, host=host, pid=pid, gpu=dev)
         elif name == "table_host":
             self._table_host[source] = (line, g["host"])
         elif name == "table_rank":
-            r = int(g["rank"])
+            r = to_int(g["rank"])
+            if r is None:
+                return
             host_row = self._table_host.get(source)
             host = host_row[1] if host_row and line - host_row[0] <= _TABLE_SPAN else None
             self._table[source] = (line, r, host)
@@ -134,14 +140,16 @@ class Topology:
             if hint_line is not None and 0 < line - hint_line <= _TABLE_SPAN + 1:
                 self.root_cause_hint = r
         elif name == "table_exit":
-            owner = self.table_rank(source, line)
-            if owner is not None:
+            owner, pid = self.table_rank(source, line), to_int(g["pid"])
+            if owner is not None and pid is not None:
                 host_row = self._table_host.get(source)
-                self.bind(owner, pid=int(g["pid"]), host=host_row[1] if host_row else None)
+                self.bind(owner, pid=pid, host=host_row[1] if host_row else None)
         elif name == "root_cause":
             self._root_cause_line[source] = line
         elif name == "progress" and rank is not None:
-            self.progress[rank] = (int(g["enq"]), int(g["done"]))
+            enq, done = to_int(g["enq"], signed=True), to_int(g["done"], signed=True)
+            if enq is not None and done is not None:
+                self.progress[rank] = (enq, done)
 
     def table_rank(self, source: str, line: int) -> int | None:
         row = self._table.get(source)
@@ -167,12 +175,11 @@ class Topology:
         ``rank`` when known and returns them (``rank`` filled from the pid when it was not)."""
         facts: dict[str, object] = {}
         prefix = NCCL_PREFIX.search(text)
-        if prefix:
-            host, pid, dev = (
-                prefix.group("host"),
-                int(prefix.group("pid")),
-                int(prefix.group("dev")),
-            )
+        pid, dev = (
+            (to_int(prefix.group("pid")), to_int(prefix.group("dev"))) if prefix else (None, None)
+        )
+        if prefix and pid is not None and dev is not None:
+            host = prefix.group("host")
             facts.update(host=host, pid=pid, gpu=dev)
             if rank is None:
                 rank = self.pid_rank.get((host, pid))
@@ -181,8 +188,8 @@ class Topology:
             if rank is not None:
                 self.bind(rank, host=host, pid=pid, gpu=dev)
         device = _CUDA_DEVICE.search(text)
-        if device:
-            gpu = int(device.group("gpu") or device.group("gpu2"))
+        gpu = to_int(device.group("gpu") or device.group("gpu2")) if device else None
+        if gpu is not None:
             facts["gpu"] = gpu
             if rank is not None:
                 self.bind(rank, gpu=gpu)

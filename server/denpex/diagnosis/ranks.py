@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
+from denpex.diagnosis.numbers import to_int
+
 # Prefixes at the start of a line, peeled off one after the other.
 _PREFIXES = (
     # torchrun --tee / PyTorch c10d logger: "[rank3]:", "[default3]:", "[trainer3]:"
@@ -19,6 +21,9 @@ _PREFIXES = (
     # srun -l / --label: "3: "
     re.compile(r"\s{0,4}(?P<rank>\d{1,6}): "),
 )
+# Launchers nest two or three prefixes; a line of thousands of them is not a rank's line, and
+# peeling each would copy the line each time.
+_MAX_PREFIXES = 8
 # Markers inside a message, used only when no prefix named the rank. "[Rank 3]" (DeepSpeed,
 # Megatron), "[PG ID 0 PG GUID 0(default_pg) Rank 3]" (ProcessGroupNCCL; only the default
 # group's rank is the global one), "rank 3:" at the start of a message.
@@ -38,12 +43,14 @@ def split_prefix(text: str) -> tuple[int | None, str]:
     """(rank from launcher prefixes, the line with those prefixes removed)."""
     rank: int | None = None
     local: int | None = None
-    while True:
+    for _ in range(_MAX_PREFIXES):
         for rx in _PREFIXES:
             m = rx.match(text)
             if m:
-                value = int(m.group("rank"))
-                if m.groupdict().get("kind") in ("default", "trainer", "worker"):
+                value = to_int(m.group("rank"))
+                if value is None:
+                    pass  # not a number: the prefix is peeled, the rank stays unknown
+                elif m.groupdict().get("kind") in ("default", "trainer", "worker"):
                     local = value
                 else:
                     rank = value
@@ -58,7 +65,7 @@ def message_rank(text: str) -> int | None:
     for rx in _IN_MESSAGE:
         m = rx.search(text)
         if m:
-            return int(m.group("rank"))
+            return to_int(m.group("rank"))
     return None
 
 
@@ -67,5 +74,5 @@ def file_rank(source: str) -> int | None:
     for part in reversed(PurePath(source).parts[-2:]):
         m = _FILE_RANK.search(part)
         if m:
-            return int(m.group(1))
+            return to_int(m.group(1))
     return None

@@ -23,6 +23,7 @@ from denpex.diagnosis.lines import (
     visible_segments,
 )
 from denpex.diagnosis.matcher import CompiledCatalog, Signal, ValueSignal, default_catalog
+from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
 from denpex.diagnosis.screen import byte_freq
 from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
@@ -226,12 +227,12 @@ class LogScanner:
         rank = prefix_rank if prefix_rank is not None else self._file_rank[source]
         if rank is None:
             group_rank = next((g["rank"] for _, g in matched if g.get("rank")), None)
-            rank = int(group_rank) if group_rank is not None and group_rank.isdigit() else None
+            rank = to_int(group_rank)
         if rank is None:
             rank = topo.table_rank(source, line)
         if rank is None:
-            pid = next((g["pid"] for _, g in matched if g.get("pid", "").isdigit()), None)
-            rank = topo.rank_of_pid(int(pid)) if pid is not None else None
+            pid = next((p for _, g in matched if (p := to_int(g.get("pid"))) is not None), None)
+            rank = topo.rank_of_pid(pid) if pid is not None else None
         facts = topo.observe(body, rank)
         if rank is None and isinstance(facts.get("rank"), int):
             rank = int(facts["rank"])  # type: ignore[call-overload]

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from denpex.diagnosis.matcher import Signal
+from denpex.diagnosis.numbers import to_int
 
 EXAMPLES_PER_MESSAGE = 3
 MESSAGES_PER_SIGNAL = 8
@@ -62,10 +63,11 @@ class SignalRecord:
             self.ranks.add(hit.rank)
         listed = hit.groups.get("ranks")
         if listed:
-            self.listed_ranks.update(int(r) for r in re.findall(r"\d+", listed))
-        seq = hit.groups.get("seq")
-        if seq and seq.isdigit() and hit.rank is not None:
-            self.seq_by_rank[hit.rank] = max(self.seq_by_rank.get(hit.rank, 0), int(seq))
+            parsed = (to_int(r) for r in re.findall(r"\d+", listed))
+            self.listed_ranks.update(r for r in parsed if r is not None)
+        seq = to_int(hit.groups.get("seq"))
+        if seq is not None and hit.rank is not None:
+            self.seq_by_rank[hit.rank] = max(self.seq_by_rank.get(hit.rank, 0), seq)
         if self.first is None or hit.before(self.first):
             self.first = hit
         if hit.rank is not None:
