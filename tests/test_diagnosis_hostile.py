@@ -136,15 +136,12 @@ def test_a_full_disk_is_one_line_and_exit_2(command: str, tmp_path: Path) -> Non
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    for r in range(400):  # output far beyond a pipe's buffer
-        (logs / f"rank_{r}.log").write_text(f"[rank{r}]:{IMA}\n" * 3)
-    script = (
-        f"{sys.executable} -m denpex diagnose --json {logs} | head -c 10 >/dev/null; "
-        "echo ${PIPESTATUS[0]}"
+    # `true` exits at once: the report is written to a pipe nobody reads any more.
+    log = tmp_path / "a.log"
+    log.write_text(f"[rank0]:{IMA}\n")
+    out = shell(
+        f"{sys.executable} -m denpex diagnose {log} | true; echo ${{PIPESTATUS[0]}}", tmp_path
     )
-    out = shell(script, tmp_path)
     assert out.stderr == ""
     assert out.stdout.strip() == "0"
 
@@ -176,5 +173,5 @@ def test_an_unexpected_error_is_one_line_exit_2_and_debug_shows_the_traceback(
         "denpex: internal error: RuntimeError: boom (run with --debug for the traceback)"
     )
     debug = subprocess.run([*run, "--debug", "catalog"], capture_output=True, text=True)
-    assert debug.returncode != 1 and "Traceback" in debug.stderr
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
     assert "RuntimeError: boom" in debug.stderr

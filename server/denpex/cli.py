@@ -13,6 +13,7 @@ import errno
 import importlib
 import os
 import sys
+import traceback
 
 from denpex import __version__
 from denpex.errors import InputError
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _internal_error(exc: BaseException, debug: bool) -> int:
     if debug:
-        raise exc
+        traceback.print_exception(exc)
+        return 2
     _say(
         f"denpex: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)"
     )
