@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -116,9 +117,26 @@ def test_verification_placeholders_are_known() -> None:
 def test_fill_template_fills_known_and_marks_unknown() -> None:
     entry = catalog.get("sdc-gradual-parameter-drift")
     commands = catalog.verification_commands(entry, {"run": "runs/a", "ref": "runs/b", "gpu": 3})
-    assert "denpex drift runs/a --ref runs/b" in commands
-    assert "dcgmi diag -r 3 -i 3" in commands
-    assert any("<host>" in c for c in commands)  # host unknown: left visible for the user
+    runnable = {c.text: c.runnable for c in commands}
+    assert runnable["denpex drift runs/a --ref runs/b"] is True
+    assert runnable["dcgmi diag -r 3 -i 3"] is True
+    # host unknown: left visible for the user, and the command is not runnable as is
+    assert [r for t, r in runnable.items() if "<host>" in t] == [False]
+
+
+def test_every_string_placeholder_is_one_whole_shell_word() -> None:
+    # Values are shell-quoted where they are filled in; a placeholder inside a quoted
+    # string of the template would put a quoted word inside quotes (or inside ssh's remote
+    # command, parsed by a second shell). Only digits, which need no quoting, may be there.
+    marker = "a b'c"
+    for e in ENTRIES:
+        for v in e["verification"]:
+            names = set(re.findall(r"\{(\w+)\}", v["command"])) & {"host", "log", "run", "ref"}
+            for name in names:
+                filled = catalog.fill_template(v["command"], {name: marker}).text
+                lexer = shlex.shlex(filled, posix=True, punctuation_chars=True)
+                lexer.whitespace_split, lexer.commenters = True, ""
+                assert marker in list(lexer), (e["id"], v["command"], name)
 
 
 # --- signal patterns -----------------------------------------------------------------

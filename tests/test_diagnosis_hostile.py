@@ -9,10 +9,8 @@ the year, and closed or full output streams.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -60,7 +58,7 @@ NUMBER_FIELDS = {
     "nccl init": [
         f"node-a:1:2 [0] NCCL INFO comm 0x1 rank {HUGE} nranks {HUGE} cudaDev {HUGE} "
         f"nvmlDev 0 busId 18000 commId 0x1 - Init COMPLETE",
-        f"node-a:1:2 [0] NCCL WARN Cuda failure 'out of memory'",
+        "node-a:1:2 [0] NCCL WARN Cuda failure 'out of memory'",
     ],
     "elastic table": [
         "Root Cause (first observed failure):",

@@ -1,4 +1,4 @@
-// Verification commands run in one reused terminal named "Denpex verify".
+// Verification commands are typed into one reused terminal named "Denpex verify".
 import * as vscode from "vscode";
 
 export const VERIFY_TERMINAL = "Denpex verify";
@@ -7,8 +7,9 @@ export function runInVerifyTerminal(command: string, name = VERIFY_TERMINAL): vs
   const existing = vscode.window.terminals.find((t) => t.name === name && t.exitStatus === undefined);
   const terminal = existing ?? vscode.window.createTerminal({ name });
   terminal.show(false);
-  // Commands with unfilled placeholders (<gpu>, <host>) are typed but not run: the user
-  // completes them first.
-  terminal.sendText(command, !/<[a-z_]+>/.test(command));
+  // Typed, never run: the command is built from log text and file names that someone else
+  // wrote, so the user reads it and presses Enter. The server quotes every value and
+  // writes control characters as $'\x..' escapes, so one command stays one line.
+  terminal.sendText(command, false);
   return terminal;
 }

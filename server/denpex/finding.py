@@ -39,6 +39,13 @@ class Finding:
     fix: str = ""
     verification: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
+    # Per verification command: safe to run as shown (see catalog.fill_template). A command
+    # that is not is shown for the user to complete or check, never sent to run.
+    verification_runnable: list[bool] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.verification_runnable) != len(self.verification):
+            raise ValueError("verification_runnable needs one flag per verification command")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -33,10 +33,14 @@ function evidenceRow(ev: Evidence): string {
 <pre>${escapeHtml(ev.text)}</pre></li>`;
 }
 
-function verificationRow(command: string): string {
+// A command the server did not flag runnable (a blank to fill, a value from the log that
+// failed its check) is shown with Copy only; a runnable one is typed into a terminal, and
+// the user presses Enter (verifyTerminal.ts).
+function verificationRow(command: string, runnable: boolean): string {
+  const type = runnable ? `<button data-action="runInTerminal" data-command="${escapeHtml(command)}">Type in terminal</button>\n` : "";
+  const note = runnable ? "" : `<span class="check">fill in or check before running</span> `;
   return `<li class="verify"><pre class="cmd">${escapeHtml(command)}</pre>
-<span class="buttons"><button data-action="runInTerminal" data-command="${escapeHtml(command)}">Run in terminal</button>
-<button data-action="copy" data-command="${escapeHtml(command)}">Copy</button></span></li>`;
+<span class="buttons">${note}${type}<button data-action="copy" data-command="${escapeHtml(command)}">Copy</button></span></li>`;
 }
 
 function list(items: readonly string[]): string {
@@ -47,7 +51,7 @@ function findingSection(f: Finding, index: number, prevention: readonly string[]
   const collateral = f.collateral_ranks.length > 0 ? compressRanks(f.collateral_ranks) : "none";
   const suspects = f.suspect_ranks.length > 0 ? `<dt>Suspect ranks</dt><dd>${escapeHtml(compressRanks(f.suspect_ranks))}</dd>` : "";
   const evidence = f.evidence.length > 0 ? `<ol class="evidence">${f.evidence.map(evidenceRow).join("\n")}</ol>` : "<p>No evidence lines.</p>";
-  const verification = f.verification.length > 0 ? `<ul class="verification">${f.verification.map(verificationRow).join("\n")}</ul>` : "<p>No verification commands.</p>";
+  const verification = f.verification.length > 0 ? `<ul class="verification">${f.verification.map((c, i) => verificationRow(c, f.verification_runnable?.[i] === true)).join("\n")}</ul>` : "<p>No verification commands.</p>";
   const preventionBlock = prevention && prevention.length > 0 ? list(prevention) : "<p class=\"muted\">Open the catalog entry for prevention steps.</p>";
   return `<section class="finding" id="finding-${index}">
 <h2>${index === 0 ? "" : "Also: "}${escapeHtml(f.title)}</h2>

@@ -42,6 +42,19 @@ test("evidence lines and verification commands carry escaped data attributes for
   assert.ok(!html.includes(cmd), "raw command with quotes never appears unescaped");
 });
 
+test("a command not flagged runnable can be copied but is never offered to the terminal", () => {
+  const diagnosis = sampleDiagnosis();
+  const finding = diagnosis.findings[0];
+  if (finding === undefined) throw new Error("fixture has a finding");
+  const cmd = "ssh 'x;touch${IFS}PWNED;#' dmesg -T";
+  finding.verification = [cmd];
+  finding.verification_runnable = [false];
+  const html = renderDiagnosisHtml({ diagnosis, origin: "job.log" }, NONCE, "vscode-webview://abc");
+  assert.ok(html.includes(`data-action="copy" data-command="${escapeHtml(cmd)}"`));
+  assert.ok(!html.includes('data-action="runInTerminal"'), "no terminal button");
+  assert.match(html, /fill in or check before running/);
+});
+
 test("no findings renders a plain message", () => {
   const html = renderDiagnosisHtml({ diagnosis: { schema_version: 1, findings: [] }, origin: "x" }, NONCE, "src");
   assert.match(html, /No known failure found/);

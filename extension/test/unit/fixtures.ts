@@ -23,6 +23,7 @@ export function sampleDiagnosis(): DenpexDiagnosis {
         fix: "Reduce the micro-batch size or enable activation checkpointing.",
         verification: ["nvidia-smi -q -d MEMORY -i 3", "echo \"$HF_TOKEN\" && grep -n 'OutOfMemory' job.log"],
         related: ["nccl-timeout"],
+        verification_runnable: [true, true],
       },
     ],
   };

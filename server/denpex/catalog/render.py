@@ -63,7 +63,7 @@ def _code(text: str) -> str:
 
 
 def _verification(v: Mapping[str, str], values: Mapping[str, object] | None) -> str:
-    command = fill_template(v["command"], values) if values is not None else v["command"]
+    command = fill_template(v["command"], values).text if values is not None else v["command"]
     return f"```sh\n{command}\n```\n{v['why']}"
 
 

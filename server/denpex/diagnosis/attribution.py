@@ -289,6 +289,7 @@ def _finding(
     }
     if rank is None and len(suspects) == 1:
         values["rank"] = suspects[0]
+    commands = catalog.verification_commands(spec, values)
     return Finding(
         id=entry.id,
         title=spec["title"],
@@ -302,8 +303,9 @@ def _finding(
         evidence=evidence,
         root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects),
         fix="\n".join(f"{i}. {step}" for i, step in enumerate(spec["fix"], 1)),
-        verification=catalog.verification_commands(spec, values),
+        verification=[c.text for c in commands],
         related=list(spec.get("related", [])),
+        verification_runnable=[c.runnable for c in commands],
     )
 
 

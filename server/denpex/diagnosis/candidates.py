@@ -98,7 +98,10 @@ def _hyper_screen(
     if not hyperscreen.available() or os.environ.get("DENPEX_SCREEN") == "regex":
         return None
     exact, folded = cat.screen_literals(set(demoted))
-    patterns = [(uid, rx.pattern, cat.units[uid].folded) for uid, rx in direct]
+    # Hyperscan has no atomic groups, and an automaton needs none: it never backtracks.
+    patterns = [
+        (uid, rx.pattern.replace(b"(?>", b"(?:"), cat.units[uid].folded) for uid, rx in direct
+    ]
     try:
         return HyperScreen(exact, folded, patterns)
     except ValueError:

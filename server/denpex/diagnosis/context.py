@@ -17,7 +17,7 @@ _EXTRACTORS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "world_size": (
         ["WORLD_SIZE", "world_size", "world size", "nranks", "num_processes"],
         re.compile(
-            r"(?:WORLD_SIZE|world_size|world size|num_processes)['\"]?\s*[=:]?\s*(?P<n>\d+)"
+            r"(?:WORLD_SIZE|world_size|world size|num_processes)['\"]?\s*(?:[=:]\s*)?(?P<n>\d+)"
             r"|nranks (?P<n2>\d+)"
         ),
     ),
@@ -63,7 +63,11 @@ def extractor(key: int) -> tuple[str, re.Pattern[str]]:
 
 
 # Read off any line that reached the slow path.
-NCCL_PREFIX = re.compile(r"(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] NCCL")
+# The look-behind starts the host only where a name starts: tried inside a long run of name
+# characters, the pattern would rescan the rest of the run from each of them.
+NCCL_PREFIX = re.compile(
+    r"(?<![\w.-])(?P<host>[A-Za-z0-9][\w.-]*):(?P<pid>\d+):\d+ \[(?P<dev>\d+)\] NCCL"
+)
 _CUDA_DEVICE = re.compile(r"\bcuda:(?P<gpu>\d+)|\bGPU (?P<gpu2>\d+) has a total capacity")
 _XID = re.compile(r"Xid \(PCI:(?P<pci>[0-9a-fA-F:.]+)\)")
 _SYSLOG_HOST = re.compile(

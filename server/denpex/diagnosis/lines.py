@@ -1,9 +1,11 @@
 """Bounded streaming of log bytes: whole-line blocks, overlong lines cut, text cleaned.
 
 The scanner works on multi-megabyte blocks of complete lines so that healthy lines never
-reach Python code one by one (see matcher.py). Everything here keeps memory bounded:
-a line longer than ``MAX_LINE`` bytes is cut to its head and the rest is skipped while
-streaming, so a 500 MB single line costs no more memory than a short one.
+reach Python code one by one (see matcher.py). Everything here keeps memory and time
+bounded: a line longer than ``MAX_LINE`` bytes is cut to its head and the rest is skipped
+while streaming, so a 500 MB single line costs no more memory than a short one, and
+``bound_lines`` cuts every line of a block before any regex sees it, so no pattern's
+backtracking can cost more than its worst case on ``MAX_LINE`` bytes.
 """
 
 from __future__ import annotations
@@ -80,6 +82,40 @@ def iter_blocks_at(
         yield data_at, block
     if carry:
         yield carry_at, carry + b"\n"
+
+
+def bound_lines(block: bytes, max_line: int = MAX_LINE) -> bytes:
+    """``block`` with every line cut to its first ``max_line`` bytes (newlines kept, so line
+    numbers stay true). Every block passes here before the screen, the value series or a
+    signal's regex run on it, whichever way it came in (file, stdin, editor document,
+    terminal data). Checks ``max_line`` bytes per step in C, so a block of normal lines
+    costs a few ``rfind`` calls."""
+    if len(block) <= max_line:
+        return block
+    parts: list[bytes] = []
+    pos = kept = 0  # pos: a line start; block[kept:pos] is known to be short lines
+    size = len(block)
+    while size - pos > max_line:
+        nl = block.rfind(b"\n", pos, pos + max_line + 1)
+        if nl >= 0:
+            pos = nl + 1
+            continue
+        # The line at ``pos`` runs past max_line: keep its head, drop the rest.
+        parts.append(block[kept : pos + max_line])
+        end = block.find(b"\n", pos + max_line)
+        if end < 0:
+            return b"".join(parts)
+        pos = kept = end  # the newline itself is kept
+    if not parts:
+        return block
+    parts.append(block[kept:])
+    return b"".join(parts)
+
+
+def bound_line(text: str, max_line: int = MAX_LINE) -> str:
+    """One line of text cut like ``bound_lines`` cuts lines (by characters: the scanner
+    encodes it, and a character is at most 4 bytes, so this holds within 4 x max_line)."""
+    return text if len(text) <= max_line else text[:max_line]
 
 
 def visible_segments(raw: bytes) -> list[str]:

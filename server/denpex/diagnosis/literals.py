@@ -25,6 +25,8 @@ SUBPATTERN = sre_constants.SUBPATTERN
 BRANCH = sre_constants.BRANCH
 MAX_REPEAT = sre_constants.MAX_REPEAT
 MIN_REPEAT = sre_constants.MIN_REPEAT
+POSSESSIVE_REPEAT = sre_constants.POSSESSIVE_REPEAT
+ATOMIC_GROUP = sre_constants.ATOMIC_GROUP
 IGNORECASE = sre_constants.SRE_FLAG_IGNORECASE
 
 Cover = list[str]  # every match contains at least one of these strings
@@ -84,9 +86,11 @@ def _item_cover(op: Any, av: Any) -> Cover | None:
                 return None
             union.extend(c)
         return sorted(set(union))
-    if op in (MAX_REPEAT, MIN_REPEAT):
+    if op in (MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT):
         lo, _hi, sub = av
         return _cover(list(sub)) if lo >= 1 else None
+    if op is ATOMIC_GROUP:  # "^(?>.*?NCCL WARN )": what it holds is required all the same
+        return _cover(list(av))
     return None
 
 
@@ -194,5 +198,49 @@ def split_literal_run(pattern: str) -> tuple[str, str]:
 
 
 def anchors_line_start(pattern: str) -> bool:
-    """Does ``pattern`` use ``^`` (outside character classes)?"""
-    return "^" in _TOKEN.findall(pattern)
+    """Does ``pattern`` use ``^`` (outside character classes) to anchor at the line start?
+    ``^(?>.*?X)``, the catalog's linear form of ``X.*Y`` (only the first X is tried), does
+    not: it matches a line wherever X is, launcher prefix or not."""
+    tokens = _TOKEN.findall(pattern)
+    return any(
+        tok == "^" and "".join(tokens[i : i + len(FIRST_OCCURRENCE)]) != FIRST_OCCURRENCE
+        for i, tok in enumerate(tokens)
+    )
+
+
+FIRST_OCCURRENCE = "^(?>.*?"
+
+
+def linear_form(pattern: str) -> str:
+    """``pattern`` with each top-level ``P.*R`` (or ``P.+R``) branch as ``^(?>.*?P).*R``.
+
+    A backtracking engine tries ``P.*R`` at every occurrence of P and scans the rest of the
+    line from each: a line of thousands of "NCCL WARN " costs the square of its length.
+    A line matches ``P.*R`` exactly when R matches after the *first* occurrence of P (a
+    later P leaves less room for R), so the atomic group commits to that one occurrence
+    and the line is scanned about twice. Catalog patterns stay POSIX ERE (grep -E, the
+    benchmark's baseline, has no atomic groups); this form is only what Python runs.
+    """
+    branches = top_level_branches(pattern)
+    linear = [_first_occurrence(b) for b in branches]
+    if linear == branches:
+        return pattern
+    out = "|".join(linear)
+    if re.compile(out).groupindex.keys() != re.compile(pattern).groupindex.keys():
+        raise ValueError(f"cannot rewrite a pattern that is one named group: {pattern!r}")
+    return out
+
+
+def _first_occurrence(branch: str) -> str:
+    tokens = _TOKEN.findall(branch)
+    depth = 0
+    for i, tok in enumerate(tokens):
+        depth += tok == "("
+        depth -= tok == ")"
+        if depth == 0 and tok in ("^", "|"):
+            return branch  # already anchored, or not one branch
+        if depth == 0 and tok == "." and tokens[i + 1 : i + 2] in (["*"], ["+"]) and i > 0:
+            if tokens[i + 2 : i + 3] == ["?"]:
+                return branch  # a lazy ".*?": leave it as written
+            return FIRST_OCCURRENCE + "".join(tokens[:i]) + ")" + "".join(tokens[i:])
+    return branch

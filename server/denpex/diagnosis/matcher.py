@@ -16,6 +16,7 @@ from typing import Any
 from denpex import catalog
 from denpex.diagnosis.literals import (
     anchors_line_start,
+    linear_form,
     literal_suffix,
     required_covers,
     split_literal_run,
@@ -113,7 +114,7 @@ def compile_catalog(
                 name=spec["name"],
                 role=spec["role"],
                 weight=float(spec.get("weight", 0.5)),
-                regex=re.compile(spec["pattern"], flags),
+                regex=re.compile(linear_form(spec["pattern"]), flags),
             )
             signals.append(sig)
             if spec["name"] in jumps:
@@ -149,7 +150,8 @@ def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
     out = []
     for branch in top_level_branches(pattern):
         covers = [[s.lower() for s in c] if folds else c for c in required_covers(branch)]
-        suffix = literal_suffix(branch)
+        linear = linear_form(branch)
+        suffix = literal_suffix(branch) if linear == branch else None
         direct = _direct_regex(suffix, folds) if suffix is not None else None
         cover = _pick_cover(covers) if covers else []
         if cover and _too_common(cover) and direct is not None:
@@ -157,8 +159,8 @@ def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
         if direct is None:
             # No literal to start from: the whole branch is what a direct search runs (at once
             # when there is nothing to screen on, else if the screen's anchor proves noisy).
-            direct = re.compile(branch.encode("utf-8"), flags | re.MULTILINE)
-        confirm = None if anchors_line_start(branch) else re.compile(branch.encode("utf-8"), flags)
+            direct = re.compile(linear.encode("utf-8"), flags | re.MULTILINE)
+        confirm = None if anchors_line_start(linear) else re.compile(linear.encode("utf-8"), flags)
         out.append(Unit(sig.key, tuple(cover), folds, direct, confirm))
     return out
 

@@ -20,7 +20,7 @@ from functools import cache
 from typing import BinaryIO
 
 from denpex.diagnosis.candidates import BlockScreen
-from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, iter_blocks_at
+from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, bound_lines, iter_blocks_at
 from denpex.diagnosis.matcher import default_catalog
 from denpex.diagnosis.timestamps import stamp_before
 from denpex.diagnosis.values import BlockValues, summarize
@@ -71,19 +71,20 @@ def _screen_range(task: Task) -> list[BlockResult]:
     with open(path, "rb") as f:
         begin = _align(f, lo)
         f.seek(begin)
-        for at, block in iter_blocks_at(_Until(f, begin, hi), block_size, MAX_LINE):
+        for at, raw_block in iter_blocks_at(_Until(f, begin, hi), block_size, MAX_LINE):
+            block = bound_lines(raw_block)  # as LogScanner._scan_block does
             lines, _counts = screen.lines(block)
             found = []
             line = cursor = 0
             for start, end, keys in lines:
                 line += block.count(b"\n", cursor, start)
                 cursor = start
-                text = block[start : min(end, start + MAX_LINE)]
+                text = block[start:end]
                 found.append((line, start, stamp_before(block, start), text, frozenset(keys)))
             out.append(
                 BlockResult(
                     offset=begin + at,
-                    size=len(block),
+                    size=len(raw_block),
                     lines=line + block.count(b"\n", cursor),
                     candidates=found,
                     values=[summarize(spec, block) for spec in values],

@@ -29,7 +29,7 @@ _MAX_PREFIXES = 8
 # group's rank is the global one), "rank 3:" at the start of a message.
 _IN_MESSAGE = (
     re.compile(r"\[Rank (?P<rank>\d+)\]"),
-    re.compile(r"\[PG ID 0 [^\]]*?\bRank (?P<rank>\d+)\]"),
+    re.compile(r"\[PG ID 0 [^\[\]]*?\bRank (?P<rank>\d+)\]"),  # stops at the next "[": linear
     re.compile(r"^(?:\S+ )?[Rr]ank (?P<rank>\d+)(?::|\]| \|)"),
 )
 # The rank token must end the name (before extensions): "train_rank3.log", "worker-3.out",

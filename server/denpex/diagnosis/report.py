@@ -40,7 +40,10 @@ def _block(index: int, f: Finding, total: int) -> str:
         out.extend(_wrap(step, "    ", "       "))
     if f.verification:
         out.append("  Verify:")
-        out.extend(f"    $ {cmd}" for cmd in f.verification)
+        for cmd, runnable in zip(f.verification, f.verification_runnable, strict=True):
+            out.append(f"    $ {cmd}" if runnable else f"    ! {cmd}")
+        if not all(f.verification_runnable):
+            out.append("    (!: fill in the <blanks> or check the values taken from the log first)")
     if f.related:
         out.append(f"  Related: {', '.join(f.related)}  (denpex catalog ID)")
     return "\n".join(out) + "\n"

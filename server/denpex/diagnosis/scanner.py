@@ -16,7 +16,8 @@ from denpex.diagnosis.candidates import BlockScreen
 from denpex.diagnosis.context import Topology, extractor
 from denpex.diagnosis.lines import (
     BLOCK_SIZE,
-    MAX_LINE,
+    bound_line,
+    bound_lines,
     iter_blocks,
     iter_blocks_at,
     looks_binary,
@@ -59,6 +60,7 @@ class LogScanner:
         size = 0
         line = first_line
         for text in lines:
+            text = bound_line(text)  # a terminal's or an editor's line may be any length
             batch.append(text)
             size += len(text) + 1
             if size >= BLOCK_SIZE:
@@ -126,7 +128,10 @@ class LogScanner:
     # ---- the block path ------------------------------------------------------------------
 
     def _scan_block(self, source: str, block: bytes, first_line: int) -> int:
-        """Examine the lines of ``block`` that can matter; returns its number of lines."""
+        """Examine the lines of ``block`` that can matter; returns its number of lines.
+        Every input reaches the regexes through here (or parallel._screen_range, which does
+        the same): cut its lines first, so regex time per line has a bound."""
+        block = bound_lines(block)
         if self._screen.hyper is None and self._screen.freq is None and len(block) >= _FREQ_SAMPLE:
             # Start the regex screen's anchors at bytes that are rare in *this* log.
             freq = byte_freq(block[:_FREQ_SAMPLE])
@@ -145,7 +150,7 @@ class LogScanner:
             stamp = stamp_before(block, start)
             if stamp is None and start < LOOKBACK_BYTES:
                 stamp = self._tail_ts.get(source)  # the stamped line may end the last block
-            raw = block[start : min(end, start + MAX_LINE)]
+            raw = block[start:end]
             confirmed |= self._examine(source, line, raw, keys, stamp)
         self._demote_noisy(counts, confirmed)
         self._remember_tail_stamp(source, block)

@@ -661,7 +661,9 @@ def _finding(
     values = {"run": run or None, "ref": ref or None, "gpu": gpu, "host": host, "rank": rank}
     # A command is only useful with its blanks filled: fill_template leaves an unknown value
     # as <name>; drop those commands rather than hand the user a template.
-    commands = [c for c in catalog.verification_commands(entry, values) if not _UNFILLED.search(c)]
+    commands = [
+        c for c in catalog.verification_commands(entry, values) if not _UNFILLED.search(c.text)
+    ]
     return Finding(
         id=entry_id,
         title=entry["title"],
@@ -674,8 +676,9 @@ def _finding(
         evidence=evidence,
         root_cause=entry["quick_answer"].strip(),
         fix=" ".join(f"{i}. {step}" for i, step in enumerate(entry["fix"], 1)),
-        verification=commands,
+        verification=[c.text for c in commands],
         related=list(entry.get("related", [])),
+        verification_runnable=[c.runnable for c in commands],
     )
 
 

@@ -1,8 +1,9 @@
 """Hover text and code actions for lines that carry Denpex evidence.
 
-The verification commands run in the *client's* terminal: a code action carries a
-client-side command (``denpex.runInTerminal``, ``denpex.copyToClipboard``,
-``denpex.showCatalogEntry``) with the command line as its argument. Only
+The verification commands run in the *client's* terminal, typed for the user to read and
+run with Enter, and only those flagged runnable: a code action carries a client-side
+command (``denpex.runInTerminal``, ``denpex.copyToClipboard``, ``denpex.showCatalogEntry``)
+with the command line as its argument. Only
 ``denpex.diagnose`` is executed by the server.
 """
 
@@ -68,19 +69,22 @@ def code_actions(uri: str, marks: list[Mark], block: types.Range | None) -> list
             continue
         done.add(f.id)
         diags = [m.diagnostic for m in marks if m.finding.id == f.id]
-        for cmd in f.verification:
-            actions.append(
-                types.CodeAction(
-                    title=f"Denpex: run `{cmd}` in a terminal",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diags,
-                    command=_command(
-                        "Run verification command",
-                        RUN_IN_TERMINAL,
-                        {"command": cmd, "name": TERMINAL_NAME},
-                    ),
+        for cmd, runnable in zip(f.verification, f.verification_runnable, strict=True):
+            # The client types the command and the user presses Enter. A command with a
+            # blank to fill or a value that failed its check is offered to copy only.
+            if runnable:
+                actions.append(
+                    types.CodeAction(
+                        title=f"Denpex: run `{cmd}` in a terminal",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=diags,
+                        command=_command(
+                            "Type verification command",
+                            RUN_IN_TERMINAL,
+                            {"command": cmd, "name": TERMINAL_NAME},
+                        ),
+                    )
                 )
-            )
             actions.append(
                 types.CodeAction(
                     title=f"Denpex: copy `{cmd}`",

@@ -12,7 +12,7 @@ export interface LspClientCommands {
  */
 export interface DenpexRunInTerminal {
   /**
-   * A shell command line (a verification command), to run in a terminal.
+   * A shell command line (a verification command flagged runnable), typed into a terminal without Enter: the user reads it and runs it.
    */
   command: string;
   /**
