@@ -50,6 +50,7 @@ class LogScanner:
         self._file_rank: dict[str, int | None] = {}
         self._last_ts: dict[str, float] = {}
         self._tail_ts: dict[str, float] = {}  # last stamp near the end of the last block
+        self._first_ts: float | None = None  # the job's first stamp: where years are counted
         self._seq = 0
 
     # ---- input -------------------------------------------------------------------------
@@ -250,7 +251,12 @@ class LogScanner:
             # A traceback's lines carry no time of their own; they belong to the stamped line
             # just above them, else to the last stamped line seen in the same log.
             ts = stamp if stamp is not None else self._last_ts.get(source)
-        else:
+        if ts is not None:
+            # Stamps carry no year: count them from the job's first, so that a job running
+            # over New Year keeps its order (within a log and across logs).
+            if self._first_ts is None:
+                self._first_ts = ts
+            ts = timestamps.unwrap(ts, self._first_ts)
             self._last_ts[source] = ts
         text = segment[:TEXT_LIMIT]
         for sig, groups in matched:

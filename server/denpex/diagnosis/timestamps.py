@@ -1,7 +1,10 @@
 """Timestamps of the common log formats, as seconds within a year.
 
 The year is dropped on purpose: syslog and glog lines carry none, and comparing an ISO line
-of one file with a syslog line of another is exactly what ordering needs.
+of one file with a syslog line of another is exactly what ordering needs. Every year is
+counted with a February 29 (a leap day sorts between February 28 and March 1, and a common
+year merely skips it), and ``unwrap`` places a stamp in the year that puts it next to the
+job's first stamp, so that January 1 follows the December 31 before it.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ _MONTHS = {
         ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1
     )
 }
-_CUMDAYS = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+# Days before each month in a leap year: the calendar every stamp is placed on.
+_CUMDAYS = (0, 0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335)
+_MONTH_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+YEAR = 366 * 86400.0
 
 # 2024-05-01 12:00:01,123 / 2024-05-01T12:00:01.123Z / [2024-05-01 12:00:01]
 _ISO = re.compile(
@@ -41,10 +47,19 @@ def parse(text: str) -> float | None:
             month = _MONTHS[g["mon"]] if g.get("mon") else int(g["mo"])
             if not 1 <= month <= 12:
                 continue
-            day = _CUMDAYS[month] + int(g["d"])
-            frac = float("0." + g["f"]) if g.get("f") else 0.0
-            return day * 86400 + int(g["h"]) * 3600 + int(g["mi"]) * 60 + int(g["s"]) + frac
+            day, hour, minute, second = int(g["d"]), int(g["h"]), int(g["mi"]), int(g["s"])
+            if not (1 <= day <= _MONTH_DAYS[month] and hour < 24 and minute < 60 and second < 61):
+                continue  # not a time: "E1399 99:00:00" is no stamp to order by
+            frac = float("0." + g["f"][:9]) if g.get("f") else 0.0
+            return (_CUMDAYS[month] + day) * 86400 + hour * 3600 + minute * 60 + second + frac
     return None
+
+
+def unwrap(ts: float, reference: float) -> float:
+    """``ts`` moved by whole years to within half a year of ``reference`` (the job's first
+    stamp): a job runs for days or weeks, so a stamp half a year away from its start is in
+    the next (or the previous) year. Idempotent: an unwrapped stamp stays where it is."""
+    return ts + YEAR * round((reference - ts) / YEAR)
 
 
 # How far above a line without a time of its own to look for a stamped one.
