@@ -17,7 +17,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from threading import Event
+from typing import Any, BinaryIO
 
 import cattrs
 from lsprotocol import types
@@ -30,7 +31,7 @@ from denpex import __version__
 from denpex.diagnosis import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding, diagnosis_json
-from denpex.lsp import actions, diagnostics, guard, positions
+from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
 from denpex.lsp.scheduling import Coalescer
@@ -169,6 +170,33 @@ class DenpexServer(LanguageServer):
         self._globs: list[re.Pattern[str]] = []
         self._progress_tokens = 0
         self._configure_globs()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' stdio server with the defensive framing of framing.py."""
+        import sys
+
+        from pygls.io_ import StdoutWriter
+
+        source = stdin or sys.stdin.buffer
+        read_chunk = getattr(source, "read1", source.read)
+        self._stop_event = stop = Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            reader = framing.FrameReader(
+                lambda: loop.run_in_executor(self.thread_pool, read_chunk, 1 << 16)
+            )
+            await framing.serve(reader, self.protocol, stop)
+
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("connection to the client lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # -- messages to the user -------------------------------------------------------------
 

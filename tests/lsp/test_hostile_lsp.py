@@ -1,0 +1,154 @@
+"""Hostile input to the language server: broken framing, Markdown in log text, costly
+globs, endless terminal output, documents that take long to scan.
+
+The framing tests talk raw bytes to a real ``denpex serve`` (pytest-lsp's client would
+refuse to send what they send); the others drive the server through pytest-lsp.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from lsp_harness import Session, start, stop
+from lsprotocol import types
+
+LOGS = Path(__file__).resolve().parents[1] / "logs"
+
+
+class RawServer:
+    """``denpex serve`` with raw stdin, and stdout parsed into messages by a thread."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "denpex", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.messages: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line.startswith(b"Content-Length:"):
+                    length = int(line.split(b":")[1])
+                if line == b"\r\n":
+                    break
+            assert length is not None
+            with self._cond:
+                self.messages.append(json.loads(out.read(length)))
+                self._cond.notify_all()
+
+    def send(self, raw: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw)
+        self.proc.stdin.flush()
+
+    def send_message(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        self.send(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def response(self, predicate: Any, timeout: float = 20.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                found = [m for m in self.messages if "method" not in m and predicate(m)]
+                if found:
+                    return found[0]
+                left = deadline - time.monotonic()
+                assert left > 0, f"no matching response; got {self.messages}"
+                self._cond.wait(left)
+
+    def error_with(self, code: int, msg_id: Any = None) -> dict[str, Any]:
+        return self.response(
+            lambda m: m.get("id") == msg_id and m.get("error", {}).get("code") == code
+        )
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def _initialize(msg_id: int) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": msg_id,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": None, "capabilities": {}},
+    }
+
+
+def _answered(server: RawServer, msg_id: int) -> dict[str, Any]:
+    return server.response(lambda m: m.get("id") == msg_id and "result" in m)
+
+
+def test_malformed_frames_get_errors_and_the_server_recovers(tmp_path: Path) -> None:
+    server = RawServer(tmp_path)
+    try:
+        # Not JSON at all, and JSON that is not a JSON-RPC request.
+        server.send(b"Content-Length: 9\r\n\r\n{not json")
+        server.error_with(-32700)
+        server.send_message({"jsonrpc": "2.0", "id": 7})  # neither method nor result
+        server.error_with(-32600, 7)
+        server.send_message([1, 2, 3])  # type: ignore[arg-type]
+        server.error_with(-32600)
+        server.send_message({"jsonrpc": "1.0", "id": 8, "method": "initialize"})
+        server.error_with(-32600, 8)
+        # A length that is not a number, then a body shorter than its length: the message
+        # after each is still answered.
+        server.send(b"Content-Length: 12x\r\n\r\n{}")
+        server.error_with(-32700)
+        short = b'{"jsonrpc":'
+        server.send(b"Content-Length: %d\r\n\r\n" % (len(short) + 40) + short)
+        server.send_message(_initialize(1))
+        # The short body swallowed the start of message 1: a parse error, then the server
+        # finds the next header in what it read and answers message 2.
+        server.send_message({"jsonrpc": "2.0", "id": 2, "method": "denpex/getStatus", "params": {}})
+        server.response(lambda m: m.get("id") in (1, 2) and "error" not in m)
+        # A length far beyond the cap: refused, nothing allocated, the next message served.
+        server.send(b"Content-Length: 99999999999\r\n\r\n{}")
+        server.error_with(-32600)
+        server.send_message({"jsonrpc": "2.0", "id": 3, "method": "denpex/getStatus", "params": {}})
+        assert "privacy" in server.response(lambda m: m.get("id") == 3)["result"]
+        assert server.proc.poll() is None
+        # Idle after all that: the server waits for input instead of spinning.
+        before = server.cpu_seconds()
+        time.sleep(2.0)
+        assert server.cpu_seconds() - before < 0.2
+    finally:
+        server.close()
+
+
+def test_initialize_after_garbage_is_answered(tmp_path: Path) -> None:
+    server = RawServer(tmp_path)
+    try:
+        server.send(b"garbage line\r\nContent-Length: 5\r\n\r\n{1: 2")
+        server.error_with(-32700)
+        server.send_message(_initialize(1))
+        assert "capabilities" in _answered(server, 1)["result"]
+    finally:
+        server.close()
