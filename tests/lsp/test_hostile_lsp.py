@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import re
 import subprocess
 import sys
 import threading
@@ -152,3 +153,35 @@ def test_initialize_after_garbage_is_answered(tmp_path: Path) -> None:
         assert "capabilities" in _answered(server, 1)["result"]
     finally:
         server.close()
+
+
+PAYLOAD = "![x](https://evil.example/x.png)<img/src=https://evil.example/y.png>"
+
+
+async def test_log_text_in_a_hover_is_escaped_markdown(tmp_path: Path) -> None:
+    """A host name that is Markdown image syntax and HTML shows as text, fetches nothing."""
+    text = (LOGS / "elastic_wrong_root_cause.log").read_text().replace("dgx-14", PAYLOAD)
+    path = tmp_path / "job.log"
+    path.write_text(text)
+    s = await start(tmp_path)
+    try:
+        s.open(path.as_uri(), text)
+        diags = await s.diagnostics_for(
+            path.as_uri(), lambda d: any(x.severity == types.DiagnosticSeverity.Error for x in d)
+        )
+        line = next(d for d in diags if d.severity == types.DiagnosticSeverity.Error).range.start
+        hover = await s.timed.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(path.as_uri()), line)
+        )
+        assert hover is not None
+        value = hover.contents.value  # type: ignore[union-attr]
+        assert "host" in value and "Root cause" in value
+        # The host is shown, every Markdown/HTML character escaped: no image, link,
+        # autolink or tag can form. Verification commands hold it in code spans (inert).
+        assert r"\!\[x\]\(https\:\/\/evil\.example\/x\.png\)\<img\/src" in value
+        outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", value)
+        assert "- `ssh ![x](https://evil" in value
+        for live in (r"(?<!\\)!\[", r"(?<!\\)\]\(", r"(?<!\\)<", "https://", r"evil\.example"):
+            assert not re.search(live, outside_code), live
+    finally:
+        await stop(s)
