@@ -185,3 +185,25 @@ async def test_log_text_in_a_hover_is_escaped_markdown(tmp_path: Path) -> None:
             assert not re.search(live, outside_code), live
     finally:
         await stop(s)
+
+
+async def test_a_backtracking_glob_costs_nothing(tmp_path: Path) -> None:
+    """``**/*a*a*a*a*a*a*a*b`` from workspace settings against a long file name: the server
+    answers at once (as a backtracking regex it took seconds per character)."""
+    s = await start(tmp_path, {"logs": {"globs": ["**/*a*a*a*a*a*a*a*b"]}})
+    try:
+        started = time.monotonic()
+        s.open((tmp_path / ("a" * 200 + ".log")).as_uri(), "text\n", language_id="plaintext")
+        claimed = tmp_path / ("a" * 200 + "b")
+        s.open(claimed.as_uri(), "text\n", language_id="plaintext")
+        await s.wait_for(lambda: claimed.as_uri() in s.client.diagnostics)
+        assert (await s.status())["documents"] == 1  # the glob still matches what it should
+        assert time.monotonic() - started < 3.0
+    finally:
+        await stop(s)
+
+
+def test_log_globs_are_ignored_in_untrusted_workspaces() -> None:
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "package.json").read_text())
+    restricted = manifest["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
+    assert "denpex.logs.globs" in restricted

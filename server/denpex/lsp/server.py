@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +33,7 @@ from denpex.finding import Finding, diagnosis_json
 from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
+from denpex.lsp.globs import Glob
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings, parse
 from denpex.lsp.terminals import TerminalSession
@@ -66,27 +66,6 @@ def converter_factory() -> cattrs.Converter:
     for cls in (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage):
         conv.register_structure_hook(cls, _raw_params)
     return conv
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("(?:^|.*/)" + "".join(out) + r"\Z")
 
 
 def _invalid(message: str) -> JsonRpcInvalidParams:
@@ -167,7 +146,7 @@ class DenpexServer(LanguageServer):
         self.guard_self_test: str | None = None
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="denpex-scan")
         self.watcher = CheckpointWatcher(self.on_drift, self.send_status, self.drift_progress)
-        self._globs: list[re.Pattern[str]] = []
+        self._globs: list[Glob] = []
         self._progress_tokens = 0
         self._configure_globs()
 
@@ -216,7 +195,7 @@ class DenpexServer(LanguageServer):
     # -- settings ---------------------------------------------------------------------------
 
     def _configure_globs(self) -> None:
-        self._globs = [_glob_regex(g) for g in self.settings.log_globs]
+        self._globs = [Glob(g) for g in self.settings.log_globs]
 
     def apply_settings(self, raw: Any) -> None:
         new = parse(raw, self.root)
