@@ -207,3 +207,63 @@ def test_log_globs_are_ignored_in_untrusted_workspaces() -> None:
     manifest = json.loads((Path(__file__).resolve().parents[2] / "package.json").read_text())
     restricted = manifest["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
     assert "denpex.logs.globs" in restricted
+
+
+def _rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+
+
+async def _terminal_flood(s: Session, tid: str, megabytes: int, line: str) -> None:
+    chunk = (line + "\r\n") * max(1, 2**20 // (len(line) + 2))
+    for i in range(megabytes * 2**20 // len(chunk)):
+        s.client.protocol.notify("denpex/terminalData", {"terminalId": tid, "data": chunk})
+        if i % 4 == 3:
+            await s.status()  # a round trip now and then: the pipe does not fill up
+
+
+async def test_terminal_memory_is_bounded_whatever_the_line_lengths(tmp_path: Path) -> None:
+    s = await start(tmp_path)
+    try:
+        await s.status()
+        before = _rss_mb(s.pid)
+        await _terminal_flood(s, "t1", 64, "x" * 50_000)  # long lines, each complete
+        await _terminal_flood(s, "t1", 16, "y" * 3_000_000)  # lines longer than the cap
+        await s.wait_for(lambda: _rss_mb(s.pid) - before < 40, timeout=10)
+        result = await s.timed.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="denpex.diagnose", arguments=[{"terminalId": "t1"}])
+        )
+        assert result["findings"] == []
+    finally:
+        await stop(s)
+
+
+async def test_requests_are_answered_while_a_burst_is_scanned(tmp_path: Path) -> None:
+    """Seconds of scanning (a burst of failure-dense terminal output, a large log document)
+    happen off the event loop: a request sent meanwhile is answered at once."""
+    dense = (LOGS / "oom_then_watchdog_timeouts.log").read_text()
+    burst = dense * (8 * 2**20 // len(dense))
+    s = await start(tmp_path)
+    try:
+        await s.status()
+        s.client.protocol.notify("denpex/terminalData", {"terminalId": "t1", "data": burst})
+        s.client.protocol.notify(
+            "denpex/terminalCommandEnd", {"terminalId": "t1", "commandLine": "train", "exitCode": 1}
+        )
+        sent = time.monotonic()
+        await s.status()
+        answered = time.monotonic() - sent
+        await s.wait_for(lambda: s.custom["denpex/finding"])
+        scanned = time.monotonic() - sent
+        assert answered < 1.0 and answered * 3 < scanned, (answered, scanned)
+
+        path = tmp_path / "big.log"
+        s.open(path.as_uri(), burst)
+        sent = time.monotonic()
+        await s.status()
+        answered = time.monotonic() - sent
+        await s.diagnostics_for(path.as_uri(), bool)
+        scanned = time.monotonic() - sent
+        assert answered < 1.0 and answered * 3 < scanned, (answered, scanned)
+    finally:
+        await stop(s)

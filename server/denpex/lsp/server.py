@@ -51,6 +51,7 @@ STATUS = "denpex/status"
 
 TERMINAL_QUIET_S = 0.3  # output pause after which a terminal's new lines are judged
 MAX_TERMINALS = 64
+MAX_TERMINAL_BACKLOG = 64 * 2**20  # characters of terminal output waiting to be scanned
 
 
 def _raw_params(obj: dict[str, Any], cls: type) -> Any:
@@ -66,6 +67,11 @@ def converter_factory() -> cattrs.Converter:
     for cls in (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage):
         conv.register_structure_hook(cls, _raw_params)
     return conv
+
+
+def _log_failure(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("terminal scan failed", exc_info=future.exception())
 
 
 def _invalid(message: str) -> JsonRpcInvalidParams:
@@ -145,6 +151,10 @@ class DenpexServer(LanguageServer):
         self.check_guard = check_guard
         self.guard_self_test: str | None = None
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="denpex-scan")
+        # Terminal output is scanned off the event loop too, by one thread: a session's
+        # chunks must be read in order, and no two threads may touch one session.
+        self.terminal_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="denpex-term")
+        self._terminal_backlog = 0
         self.watcher = CheckpointWatcher(self.on_drift, self.send_status, self.drift_progress)
         self._globs: list[Glob] = []
         self._progress_tokens = 0
@@ -384,7 +394,9 @@ class DenpexServer(LanguageServer):
             session = self.terminals.get(str(terminal))
             if session is None:
                 raise _invalid(f"denpex.diagnose: no output recorded for terminal {terminal!r}")
-            text, source = session.buffered_text(), session.name
+            loop = asyncio.get_running_loop()
+            text = await loop.run_in_executor(self.terminal_pool, session.buffered_text)
+            source = session.name
         elif text is None and uri is not None and rng is not None:
             found = self.text_of_lines(
                 uri, r.start.line, max(r.end.line - (r.end.character == 0), r.start.line)
@@ -448,7 +460,16 @@ class DenpexServer(LanguageServer):
                 f"{TERMINAL_DATA}: ignored, data must be a string", types.MessageType.Warning
             )
             return
-        session.feed(data)
+        if self._terminal_backlog + len(data) > MAX_TERMINAL_BACKLOG:
+            self.log_line(
+                f"{session.name}: output arrives faster than it is scanned; "
+                f"{len(data)} characters skipped",
+                types.MessageType.Warning,
+            )
+            return
+        self._terminal_backlog += len(data)
+        done = self._on_terminal_thread(session.feed, data)
+        done.add_done_callback(lambda _: self._scanned_terminal_data(len(data)))
         check = self.terminal_checks.get(session.terminal_id)
         if check is None:
             check = self.terminal_checks[session.terminal_id] = Coalescer(
@@ -461,14 +482,23 @@ class DenpexServer(LanguageServer):
         if session is None:
             return
         line = params.get("commandLine")
-        session.command_end(line if isinstance(line, str) else None)
+        self._on_terminal_thread(session.command_end, line if isinstance(line, str) else None)
         self.terminal_checks.setdefault(
             session.terminal_id,
             Coalescer(lambda: self._report_terminal(session, params["terminalId"])),
         ).trigger(0.0)
 
+    def _on_terminal_thread(self, work: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run session work on the terminal thread, after the work queued before it."""
+        future = asyncio.get_running_loop().run_in_executor(self.terminal_pool, work, *args)
+        future.add_done_callback(_log_failure)
+        return future
+
+    def _scanned_terminal_data(self, size: int) -> None:
+        self._terminal_backlog -= size
+
     async def _report_terminal(self, session: TerminalSession, terminal_id: str | int) -> None:
-        findings = session.unreported()
+        findings = await self._on_terminal_thread(session.unreported)
         if findings:
             self.protocol.notify(
                 FINDING,
