@@ -7,10 +7,8 @@ refuse to send what they send); the others drive the server through pytest-lsp.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import re
 import re
 import subprocess
 import sys
