@@ -1,24 +1,26 @@
 """Putting untrusted text (log lines, host names, file names) into Markdown safely.
 
 Markdown renderers turn ``![x](https://…)`` into a fetch of a remote image and pass raw
-HTML through, so text from a log must never reach them as Markdown. ``text`` escapes
-every ASCII punctuation character (CommonMark allows a backslash before each, and the
-escaped character renders as itself), which also defeats autolinks (``https://``,
-``www.``, e-mail addresses) and HTML. ``code``/``fence`` wrap text in a code span or block
-whose backtick run is longer than any inside, so the text cannot close it.
+HTML through, so text from a log must never reach them as Markdown. ``text`` puts a
+backslash (CommonMark's escape: the character renders as itself) before every character
+that can open a construct inside a line: emphasis, code, links and images, HTML and
+entities, tables, strikethrough, and the autolinks of GFM (``https:``, ``www.``, ``a@b``).
+Other punctuation stays as it is, so the Markdown stays readable as plain text.
+``code``/``fence`` wrap text in a code span or block whose backtick run is longer than any
+inside, so the text cannot close it.
 """
 
 from __future__ import annotations
 
 import re
 
-_PUNCTUATION = re.compile(r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]""")
+_SPECIAL = re.compile(r"[\\`*_\[\]<>!&|~#@:]|(?<=[Ww]{3})\.")
 _BACKTICKS = re.compile(r"`+")
 
 
 def text(value: str) -> str:
     """``value`` as inline Markdown that renders as exactly its characters, on one line."""
-    return _PUNCTUATION.sub(r"\\\g<0>", " ".join(value.split()))
+    return _SPECIAL.sub(r"\\\g<0>", " ".join(value.split()))
 
 
 def _longest_run(value: str) -> int:
