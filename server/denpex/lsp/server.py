@@ -394,8 +394,7 @@ class DenpexServer(LanguageServer):
             session = self.terminals.get(str(terminal))
             if session is None:
                 raise _invalid(f"denpex.diagnose: no output recorded for terminal {terminal!r}")
-            loop = asyncio.get_running_loop()
-            text = await loop.run_in_executor(self.terminal_pool, session.buffered_text)
+            text = await self._on_terminal_thread(session.buffered_text)
             source = session.name
         elif text is None and uri is not None and rng is not None:
             found = self.text_of_lines(
