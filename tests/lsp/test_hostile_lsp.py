@@ -17,8 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lsp_harness import Session, start, stop
+import pytest
+from lsp_harness import Session, start, stop, validate
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 LOGS = Path(__file__).resolve().parents[1] / "logs"
 
@@ -117,6 +119,9 @@ def test_malformed_frames_get_errors_and_the_server_recovers(tmp_path: Path) -> 
         server.error_with(-32600)
         server.send_message({"jsonrpc": "1.0", "id": 8, "method": "initialize"})
         server.error_with(-32600, 8)
+        huge = b'{"jsonrpc": "2.0", "id": 1%s, "method": "initialize"}' % (b"0" * 5000)
+        server.send(b"Content-Length: %d\r\n\r\n" % len(huge) + huge)  # not a Python int
+        server.error_with(-32700)
         # A length that is not a number, then a body shorter than its length: the message
         # after each is still answered.
         server.send(b"Content-Length: 12x\r\n\r\n{}")
@@ -263,5 +268,51 @@ async def test_requests_are_answered_while_a_burst_is_scanned(tmp_path: Path) ->
         await s.diagnostics_for(path.as_uri(), bool)
         scanned = time.monotonic() - sent
         assert answered < 1.0 and answered * 3 < scanned, (answered, scanned)
+    finally:
+        await stop(s)
+
+
+async def test_diagnosis_markdown_is_the_cli_export(tmp_path: Path) -> None:
+    """denpex/diagnosisMarkdown gives the editor exactly what `denpex diagnose --markdown
+    [--redact]` prints; hostile params get InvalidParams."""
+    text = (LOGS / "elastic_wrong_root_cause.log").read_text().replace("dgx-14", "gpu-node-17")
+    text = text.replace("'input_ids'", "'input_ids' (HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345)")
+    path = tmp_path / "home" / "alice" / "job.log"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    s = await start(tmp_path)
+    try:
+        diagnosis = await s.timed.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="denpex.diagnose", arguments=[{"text": text, "uri": path.as_uri()}]
+            )
+        )
+        for redact in (False, True):
+            params = {"diagnosis": diagnosis, "redact": redact}
+            validate("lsp-diagnosis-markdown-params.schema.json", params)
+            result = await s.request("denpex/diagnosisMarkdown", params)
+            validate("lsp-diagnosis-markdown-result.schema.json", result)
+            flags = ["--markdown", "--redact"] if redact else ["--markdown"]
+            cli = subprocess.run(
+                [sys.executable, "-m", "denpex", "diagnose", str(path), *flags],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert result["markdown"] == cli.stdout
+            leaked = "gpu-node-17" in result["markdown"] or "hf_AbCd" in result["markdown"]
+            assert leaked is not redact
+        bad = [
+            {"diagnosis": diagnosis},
+            {"diagnosis": {"findings": [{"id": 1}]}, "redact": True},
+            {
+                "diagnosis": {"findings": [{**diagnosis["findings"][0], "gpu": 2**70}]},
+                "redact": True,
+            },
+            ["not", "an", "object"],
+        ]
+        for params in bad:
+            with pytest.raises(JsonRpcInvalidParams):
+                await s.request("denpex/diagnosisMarkdown", params)
     finally:
         await stop(s)

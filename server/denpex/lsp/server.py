@@ -2,7 +2,8 @@
 
 Custom protocol (described in shared-schema/lsp-*.schema.json and docs/language-server.md):
 client → server notifications ``denpex/terminalData``, ``denpex/terminalCommandEnd``,
-``denpex/terminalClosed``; requests ``denpex/catalogEntry``, ``denpex/getStatus``;
+``denpex/terminalClosed``; requests ``denpex/catalogEntry``, ``denpex/getStatus``,
+``denpex/diagnosisMarkdown``;
 ``workspace/executeCommand`` ``denpex.diagnose``. Server → client notifications
 ``denpex/finding``, ``denpex/driftUpdate``, ``denpex/status``.
 """
@@ -29,6 +30,7 @@ from pygls.uris import to_fs_path
 from denpex import __version__
 from denpex.diagnosis import LogScanner
 from denpex.errors import InputError
+from denpex.export.markdown import diagnosis_markdown, findings_from_json, local_names
 from denpex.finding import Finding, diagnosis_json
 from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
@@ -45,6 +47,7 @@ TERMINAL_COMMAND_END = "denpex/terminalCommandEnd"
 TERMINAL_CLOSED = "denpex/terminalClosed"
 CATALOG_ENTRY = "denpex/catalogEntry"
 GET_STATUS = "denpex/getStatus"
+DIAGNOSIS_MARKDOWN = "denpex/diagnosisMarkdown"
 FINDING = "denpex/finding"
 DRIFT_UPDATE = "denpex/driftUpdate"
 STATUS = "denpex/status"
@@ -683,6 +686,19 @@ def create_server(check_guard: bool = False) -> DenpexServer:
             return actions.catalog_entry(params.get("id") if isinstance(params, dict) else None)
         except InputError as exc:
             raise _invalid(str(exc)) from None
+
+    @server.feature(DIAGNOSIS_MARKDOWN)
+    async def markdown(ls: DenpexServer, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict) or not isinstance(params.get("redact"), bool):
+            raise _invalid(f"{DIAGNOSIS_MARKDOWN} needs {{diagnosis, redact: boolean}}")
+        try:
+            findings = findings_from_json(params.get("diagnosis"))
+        except InputError as exc:
+            raise _invalid(f"{DIAGNOSIS_MARKDOWN}: {exc}") from None
+        names = local_names() if params["redact"] else None
+        loop = asyncio.get_running_loop()
+        text = await loop.run_in_executor(ls.pool, diagnosis_markdown, findings, names)
+        return {"markdown": text}
 
     @server.feature(GET_STATUS)
     def get_status(ls: DenpexServer, params: Any) -> dict[str, Any]:
