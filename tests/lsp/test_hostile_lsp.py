@@ -258,7 +258,7 @@ async def test_requests_are_answered_while_a_burst_is_scanned(tmp_path: Path) ->
         answered = time.monotonic() - sent
         await s.wait_for(lambda: s.custom["denpex/finding"])
         scanned = time.monotonic() - sent
-        assert answered < 1.0 and answered * 3 < scanned, (answered, scanned)
+        assert answered < 3.0 and answered * 3 < scanned, (answered, scanned)
 
         path = tmp_path / "big.log"
         s.open(path.as_uri(), burst)
@@ -267,7 +267,7 @@ async def test_requests_are_answered_while_a_burst_is_scanned(tmp_path: Path) ->
         answered = time.monotonic() - sent
         await s.diagnostics_for(path.as_uri(), bool)
         scanned = time.monotonic() - sent
-        assert answered < 1.0 and answered * 3 < scanned, (answered, scanned)
+        assert answered < 3.0 and answered * 3 < scanned, (answered, scanned)
     finally:
         await stop(s)
 
