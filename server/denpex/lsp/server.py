@@ -587,6 +587,8 @@ class DenpexServer(LanguageServer):
         text = f"{title}: {report.get('verdict')} in {key}"
         text += f" from step {onset}" if onset is not None else ""
         text += f", faulty rank {rank}" if rank is not None else ""
+        # The message goes first: a client that sees the diagnostic has seen it too.
+        self.tell(text + ".", types.MessageType.Warning)
         if path:
             uri = Path(path).resolve().as_uri()
             line = max(0, int(place.get("line", 1)) - 1)  # a probe record's line; else the top
@@ -601,7 +603,6 @@ class DenpexServer(LanguageServer):
             self.drift[uri] = diagnostics.Published(diagnostics=[diag])
             self.drift_marks[key] = uri
             self.publish(uri)
-        self.tell(text + ".", types.MessageType.Warning)
 
 
 def create_server(check_guard: bool = False) -> DenpexServer:
