@@ -2,20 +2,21 @@
 // that needs the server says so (with "Show Logs" / "Restart") instead of failing silently.
 import * as vscode from "vscode";
 import { execFile } from "node:child_process";
-import * as os from "node:os";
 import * as path from "node:path";
 import { cleanTerminalText } from "./core/ansi";
-import { diagnosisToMarkdown } from "./core/markdown";
 import type { DiagnosisPanel } from "./diagnosisPanel";
 import type { DriftPanel } from "./driftPanel";
 import { findInterpreter } from "./pythonInterpreter";
 import {
   CATALOG_ENTRY,
   COPY_TO_CLIPBOARD,
+  DIAGNOSIS_MARKDOWN,
   RUN_IN_TERMINAL,
   SHOW_CATALOG_ENTRY,
   type CatalogEntryResult,
   type CopyToClipboardArgs,
+  type DiagnosisMarkdownParams,
+  type DiagnosisMarkdownResult,
   type DriftReport,
   type RunInTerminalArgs,
   type ShowCatalogEntryArgs,
@@ -205,11 +206,14 @@ export async function copyDiagnosisMarkdown(deps: CommandDeps): Promise<void> {
     return;
   }
   const redactExports = vscode.workspace.getConfiguration("denpex").get<boolean>("privacy.redactExports", true);
-  const markdown = diagnosisToMarkdown(shown.diagnosis, {
-    redact: redactExports,
-    redaction: { hosts: [os.hostname()], users: [os.userInfo().username] },
-    prevention: shown.prevention,
-  });
+  // The server renders and redacts (the same text as `denpex diagnose --markdown --redact`).
+  const params: DiagnosisMarkdownParams = { diagnosis: shown.diagnosis, redact: redactExports };
+  let markdown: string;
+  try {
+    markdown = (await deps.server.sendRequest<DiagnosisMarkdownResult>(DIAGNOSIS_MARKDOWN, params)).markdown;
+  } catch (err) {
+    return reportFailure(deps, "Copy Diagnosis as Markdown", err);
+  }
   await vscode.env.clipboard.writeText(markdown);
   void vscode.window.showInformationMessage(`Denpex: diagnosis copied as Markdown${redactExports ? " (redacted)" : ""}.`);
 }

@@ -31,6 +31,11 @@ export const CATALOG_ENTRY: typeof g.lspCatalogEntryParams.X_METHOD = "denpex/ca
 export type CatalogEntryParams = g.lspCatalogEntryParams.LspCatalogEntryParams;
 export type CatalogEntryResult = g.lspCatalogEntryResult.LspCatalogEntryResult;
 
+/** client → server request: a diagnosis as ticket-ready Markdown, redacted on request. */
+export const DIAGNOSIS_MARKDOWN: typeof g.lspDiagnosisMarkdownParams.X_METHOD = "denpex/diagnosisMarkdown";
+export type DiagnosisMarkdownParams = g.lspDiagnosisMarkdownParams.LspDiagnosisMarkdownParams;
+export type DiagnosisMarkdownResult = g.lspDiagnosisMarkdownResult.LspDiagnosisMarkdownResult;
+
 /** workspace/executeCommand run by the server; the result is a diagnosis. */
 export const DIAGNOSE_COMMAND = "denpex.diagnose";
 export type DiagnoseArgs = g.lspDiagnoseParams.LspDiagnoseParams;

@@ -3,6 +3,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   DiagnosticSeverity,
@@ -17,6 +18,7 @@ import {
 import {
   CATALOG_ENTRY,
   DIAGNOSE_COMMAND,
+  DIAGNOSIS_MARKDOWN,
   FINDING,
   GET_STATUS,
   RUN_IN_TERMINAL,
@@ -28,12 +30,14 @@ import {
   type CatalogEntryResult,
   type DenpexDiagnosis,
   type DiagnoseArgs,
+  type DiagnosisMarkdownParams,
+  type DiagnosisMarkdownResult,
   type FindingParams,
   type StatusParams,
   type TerminalCommandEndParams,
   type TerminalDataParams,
 } from "../../src/protocol/methods";
-import { ServerSession, assertSchema, fixture } from "./harness";
+import { ROOT, ServerSession, assertSchema, fixture } from "./harness";
 
 const LOG = fixture("multirank-oom.log");
 const LOG_URI = pathToFileURL(LOG).toString();
@@ -164,6 +168,25 @@ test("denpex/catalogEntry returns the entry as markdown; an unknown id is Invali
   assert.equal(entry.id, "cuda-oom");
   assert.match(entry.markdown, /#/);
   await assert.rejects(session.connection.sendRequest(CATALOG_ENTRY, { id: "no-such-entry" }), (e: { code?: number }) => e.code === -32602);
+});
+
+test("denpex/diagnosisMarkdown renders a diagnosis for a ticket, redacted on request", async () => {
+  await ready;
+  // A torchelastic failure table names the failing rank's host (dgx-14).
+  const text = readFileSync(path.join(ROOT, "tests/logs/elastic_wrong_root_cause.log"), "utf8");
+  const diagnosis = (await session.connection.sendRequest(ExecuteCommandRequest.type, { command: DIAGNOSE_COMMAND, arguments: [{ text } satisfies DiagnoseArgs] })) as DenpexDiagnosis;
+  const host = "dgx-14";
+  assert.equal(diagnosis.findings[0].host, host);
+  for (const redact of [false, true]) {
+    const params: DiagnosisMarkdownParams = { diagnosis, redact };
+    assertSchema("lsp-diagnosis-markdown-params.schema.json", params);
+    const result = await session.connection.sendRequest<DiagnosisMarkdownResult>(DIAGNOSIS_MARKDOWN, params);
+    assertSchema("lsp-diagnosis-markdown-result.schema.json", result);
+    assert.match(result.markdown, /^# Denpex diagnosis\n\n## /);
+    assert.equal(result.markdown.includes("redacted._"), redact);
+    assert.equal(result.markdown.includes(host), !redact);
+  }
+  await assert.rejects(session.connection.sendRequest(DIAGNOSIS_MARKDOWN, { diagnosis: { findings: [{}] }, redact: true }), (e: { code?: number }) => e.code === -32602);
 });
 
 test("the server announces its status as local-only", async () => {

@@ -24,10 +24,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "logs", nargs="+", metavar="LOG", help="log file, a directory of logs, or '-' for stdin"
     )
     p.add_argument("--json", action="store_true", help="output shared-schema/diagnosis.schema.json")
+    p.add_argument(
+        "--markdown", action="store_true", help="output the diagnosis as Markdown for a ticket"
+    )
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="with --markdown: replace tokens, keys, passwords, host names, IP addresses and "
+        "user names",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.json and args.markdown:
+        raise InputError("choose one of --json and --markdown")
+    if args.redact and not args.markdown:
+        raise InputError("--redact applies to --markdown output")
     # Imported here: compiling the catalog's signals costs every other subcommand ~1 s.
     from denpex.diagnosis import LogScanner, diagnose_paths, log_files
     from denpex.diagnosis.report import format_report
@@ -41,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no text log to diagnose (every input was skipped)")
     if args.json:
         sys.stdout.write(json.dumps(diagnosis_json(findings), indent=2, ensure_ascii=False) + "\n")
+    elif args.markdown:
+        from denpex.export.markdown import diagnosis_markdown, local_names
+
+        sys.stdout.write(diagnosis_markdown(findings, local_names() if args.redact else None))
     else:
         sys.stdout.write(format_report(findings))
     return 1 if findings else 0

@@ -16,6 +16,7 @@ from lsprotocol import types
 from denpex import catalog
 from denpex.catalog.render import to_markdown
 from denpex.errors import InputError
+from denpex.export import markup
 from denpex.lsp.diagnostics import Mark, who
 
 RUN_IN_TERMINAL = "denpex.runInTerminal"
@@ -34,6 +35,8 @@ def _quick_answer(entry_id: str) -> str | None:
 
 
 def hover_markdown(marks: list[Mark]) -> str:
+    """The hover for a line. Text that can come from a log (host, file names, the story of
+    the failure) is escaped; only the catalog's own Markdown (quick answer, fix) is not."""
     parts: list[str] = []
     done: set[str] = set()
     for mark in marks:
@@ -41,17 +44,18 @@ def hover_markdown(marks: list[Mark]) -> str:
         if f.id in done:
             continue
         done.add(f.id)
-        lines = [f"**{f.title}** · `{f.id}` · {f.category} · this line is *{mark.role}*", ""]
-        lines.append(f"{who(f)[0].upper()}{who(f)[1:]}.")
+        head = f"**{markup.text(f.title)}** · {markup.code(f.id)} · {markup.text(f.category)}"
+        lines = [f"{head} · this line is *{mark.role}*", ""]
+        lines.append(markup.text(f"{who(f)[0].upper()}{who(f)[1:]}."))
         quick = _quick_answer(f.id)
         if quick:
             lines += ["", f"**Quick answer.** {quick}"]
         if f.root_cause:
-            lines += ["", f"**Root cause.** {f.root_cause}"]
+            lines += ["", f"**Root cause.** {markup.text(f.root_cause)}"]
         if f.fix:
             lines += ["", f"**Fix.** {f.fix}"]
         if f.verification:
-            lines += ["", "**Verify:**", *(f"- `{cmd}`" for cmd in f.verification)]
+            lines += ["", "**Verify:**", *(f"- {markup.code(cmd)}" for cmd in f.verification)]
         parts.append("\n".join(lines))
     return "\n\n---\n\n".join(parts)
 

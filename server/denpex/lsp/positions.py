@@ -51,11 +51,24 @@ def index_of_units(line: str, count: int, encoding: str) -> int:
     return len(line)
 
 
+_COUNT_BLOCK = 1 << 16
+
+
 def line_start(text: str, line: int) -> int:
-    """Offset of the start of 0-based ``line`` (len(text) past the end). O(offset): only for
-    rare edits in the middle of a document; the common append path never calls it."""
+    """Offset of the start of 0-based ``line`` (len(text) past the end). O(offset), run on
+    the event loop for edits in the middle and code actions: without "\r", whole blocks are
+    counted by str.count (C speed), and only the last block is walked line by line."""
     if line == 0:
         return 0
+    if "\r" not in text:
+        pos, left = 0, line
+        while (n := text.count("\n", pos, pos + _COUNT_BLOCK)) < left:
+            if pos + _COUNT_BLOCK >= len(text):
+                return len(text)
+            pos, left = pos + _COUNT_BLOCK, left - n
+        for _ in range(left):
+            pos = text.index("\n", pos) + 1
+        return pos
     for seen, m in enumerate(BREAK.finditer(text), start=1):
         if seen == line:
             return m.end()

@@ -2,7 +2,8 @@
 
 Custom protocol (described in shared-schema/lsp-*.schema.json and docs/language-server.md):
 client → server notifications ``denpex/terminalData``, ``denpex/terminalCommandEnd``,
-``denpex/terminalClosed``; requests ``denpex/catalogEntry``, ``denpex/getStatus``;
+``denpex/terminalClosed``; requests ``denpex/catalogEntry``, ``denpex/getStatus``,
+``denpex/diagnosisMarkdown``;
 ``workspace/executeCommand`` ``denpex.diagnose``. Server → client notifications
 ``denpex/finding``, ``denpex/driftUpdate``, ``denpex/status``.
 """
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from threading import Event
+from typing import Any, BinaryIO
 
 import cattrs
 from lsprotocol import types
@@ -29,10 +30,12 @@ from pygls.uris import to_fs_path
 from denpex import __version__
 from denpex.diagnosis import LogScanner
 from denpex.errors import InputError
+from denpex.export.markdown import diagnosis_markdown, findings_from_json, local_names
 from denpex.finding import Finding, diagnosis_json
-from denpex.lsp import actions, diagnostics, guard, positions
+from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
+from denpex.lsp.globs import Glob
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings, parse
 from denpex.lsp.terminals import TerminalSession
@@ -44,12 +47,14 @@ TERMINAL_COMMAND_END = "denpex/terminalCommandEnd"
 TERMINAL_CLOSED = "denpex/terminalClosed"
 CATALOG_ENTRY = "denpex/catalogEntry"
 GET_STATUS = "denpex/getStatus"
+DIAGNOSIS_MARKDOWN = "denpex/diagnosisMarkdown"
 FINDING = "denpex/finding"
 DRIFT_UPDATE = "denpex/driftUpdate"
 STATUS = "denpex/status"
 
 TERMINAL_QUIET_S = 0.3  # output pause after which a terminal's new lines are judged
 MAX_TERMINALS = 64
+MAX_TERMINAL_BACKLOG = 64 * 2**20  # characters of terminal output waiting to be scanned
 
 
 def _raw_params(obj: dict[str, Any], cls: type) -> Any:
@@ -67,25 +72,9 @@ def converter_factory() -> cattrs.Converter:
     return conv
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("(?:^|.*/)" + "".join(out) + r"\Z")
+def _log_failure(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("terminal scan failed", exc_info=future.exception())
 
 
 def _invalid(message: str) -> JsonRpcInvalidParams:
@@ -165,10 +154,41 @@ class DenpexServer(LanguageServer):
         self.check_guard = check_guard
         self.guard_self_test: str | None = None
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="denpex-scan")
+        # Terminal output is scanned off the event loop too, by one thread: a session's
+        # chunks must be read in order, and no two threads may touch one session.
+        self.terminal_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="denpex-term")
+        self._terminal_backlog = 0
         self.watcher = CheckpointWatcher(self.on_drift, self.send_status, self.drift_progress)
-        self._globs: list[re.Pattern[str]] = []
+        self._globs: list[Glob] = []
         self._progress_tokens = 0
         self._configure_globs()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls' stdio server with the defensive framing of framing.py."""
+        import sys
+
+        from pygls.io_ import StdoutWriter
+
+        source = stdin or sys.stdin.buffer
+        read_chunk = getattr(source, "read1", source.read)
+        self._stop_event = stop = Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            reader = framing.FrameReader(
+                lambda: loop.run_in_executor(self.thread_pool, read_chunk, 1 << 16)
+            )
+            await framing.serve(reader, self.protocol, stop)
+
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("connection to the client lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # -- messages to the user -------------------------------------------------------------
 
@@ -188,7 +208,7 @@ class DenpexServer(LanguageServer):
     # -- settings ---------------------------------------------------------------------------
 
     def _configure_globs(self) -> None:
-        self._globs = [_glob_regex(g) for g in self.settings.log_globs]
+        self._globs = [Glob(g) for g in self.settings.log_globs]
 
     def apply_settings(self, raw: Any) -> None:
         new = parse(raw, self.root)
@@ -377,7 +397,8 @@ class DenpexServer(LanguageServer):
             session = self.terminals.get(str(terminal))
             if session is None:
                 raise _invalid(f"denpex.diagnose: no output recorded for terminal {terminal!r}")
-            text, source = session.buffered_text(), session.name
+            text = await self._on_terminal_thread(session.buffered_text)
+            source = session.name
         elif text is None and uri is not None and rng is not None:
             found = self.text_of_lines(
                 uri, r.start.line, max(r.end.line - (r.end.character == 0), r.start.line)
@@ -441,7 +462,16 @@ class DenpexServer(LanguageServer):
                 f"{TERMINAL_DATA}: ignored, data must be a string", types.MessageType.Warning
             )
             return
-        session.feed(data)
+        if self._terminal_backlog + len(data) > MAX_TERMINAL_BACKLOG:
+            self.log_line(
+                f"{session.name}: output arrives faster than it is scanned; "
+                f"{len(data)} characters skipped",
+                types.MessageType.Warning,
+            )
+            return
+        self._terminal_backlog += len(data)
+        done = self._on_terminal_thread(session.feed, data)
+        done.add_done_callback(lambda _: self._scanned_terminal_data(len(data)))
         check = self.terminal_checks.get(session.terminal_id)
         if check is None:
             check = self.terminal_checks[session.terminal_id] = Coalescer(
@@ -454,14 +484,23 @@ class DenpexServer(LanguageServer):
         if session is None:
             return
         line = params.get("commandLine")
-        session.command_end(line if isinstance(line, str) else None)
+        self._on_terminal_thread(session.command_end, line if isinstance(line, str) else None)
         self.terminal_checks.setdefault(
             session.terminal_id,
             Coalescer(lambda: self._report_terminal(session, params["terminalId"])),
         ).trigger(0.0)
 
+    def _on_terminal_thread(self, work: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
+        """Run session work on the terminal thread, after the work queued before it."""
+        future = asyncio.get_running_loop().run_in_executor(self.terminal_pool, work, *args)
+        future.add_done_callback(_log_failure)
+        return future
+
+    def _scanned_terminal_data(self, size: int) -> None:
+        self._terminal_backlog -= size
+
     async def _report_terminal(self, session: TerminalSession, terminal_id: str | int) -> None:
-        findings = session.unreported()
+        findings = await self._on_terminal_thread(session.unreported)
         if findings:
             self.protocol.notify(
                 FINDING,
@@ -548,6 +587,8 @@ class DenpexServer(LanguageServer):
         text = f"{title}: {report.get('verdict')} in {key}"
         text += f" from step {onset}" if onset is not None else ""
         text += f", faulty rank {rank}" if rank is not None else ""
+        # The message goes first: a client that sees the diagnostic has seen it too.
+        self.tell(text + ".", types.MessageType.Warning)
         if path:
             uri = Path(path).resolve().as_uri()
             line = max(0, int(place.get("line", 1)) - 1)  # a probe record's line; else the top
@@ -562,7 +603,6 @@ class DenpexServer(LanguageServer):
             self.drift[uri] = diagnostics.Published(diagnostics=[diag])
             self.drift_marks[key] = uri
             self.publish(uri)
-        self.tell(text + ".", types.MessageType.Warning)
 
 
 def create_server(check_guard: bool = False) -> DenpexServer:
@@ -647,6 +687,19 @@ def create_server(check_guard: bool = False) -> DenpexServer:
             return actions.catalog_entry(params.get("id") if isinstance(params, dict) else None)
         except InputError as exc:
             raise _invalid(str(exc)) from None
+
+    @server.feature(DIAGNOSIS_MARKDOWN)
+    async def markdown(ls: DenpexServer, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict) or not isinstance(params.get("redact"), bool):
+            raise _invalid(f"{DIAGNOSIS_MARKDOWN} needs {{diagnosis, redact: boolean}}")
+        try:
+            findings = findings_from_json(params.get("diagnosis"))
+        except InputError as exc:
+            raise _invalid(f"{DIAGNOSIS_MARKDOWN}: {exc}") from None
+        names = local_names() if params["redact"] else None
+        loop = asyncio.get_running_loop()
+        text = await loop.run_in_executor(ls.pool, diagnosis_markdown, findings, names)
+        return {"markdown": text}
 
     @server.feature(GET_STATUS)
     def get_status(ls: DenpexServer, params: Any) -> dict[str, Any]:

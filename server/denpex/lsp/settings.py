@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from denpex.lsp.globs import MAX_GLOB
+
 DEFAULT_GLOBS = ("**/*.log", "**/*.out", "**/*.err", "**/slurm-*.out")
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -78,8 +80,10 @@ def _int_in(low: int, high: int):
 
 
 def _globs(value: Any, _root: Path | None) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise TypeError("a list of glob patterns")
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and 0 < len(v) <= MAX_GLOB for v in value
+    ):
+        raise TypeError(f"a list of glob patterns (each at most {MAX_GLOB} characters)")
     return tuple(value)
 
 

@@ -4,8 +4,12 @@ Clients forward terminal output as it is produced: arbitrary chunks, with colour
 cursor movement, OSC shell-integration markers, ``\\r\\n`` line ends and progress bars
 redrawn with ``\\r``. A chunk can end in the middle of a line or of an escape sequence.
 ``TerminalSession`` keeps only bounded state per terminal: a partial line (capped), the
-last command's recent lines (a ring buffer, for on-demand diagnosis) and the incremental
-scanner, and remembers which failures it already reported for the current command.
+last command's recent lines (at most BUFFER_LINES lines and BUFFER_CHARS characters, each
+line cut at MAX_LINE, for on-demand diagnosis) and the incremental scanner, and remembers
+which failures it already reported for the current command.
+
+A session is not thread-safe: the server calls it from one worker thread only (scanning
+a burst of output takes seconds, which the event loop must not wait for).
 """
 
 from __future__ import annotations
@@ -33,8 +37,9 @@ _INCOMPLETE = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 
 MAX_PENDING_ESCAPE = 4096  # an "escape sequence" longer than this is garbage, not held
-MAX_LINE = 64 * 1024  # a line without end (a runaway progress bar) is cut here
+MAX_LINE = 64 * 1024  # a longer line (a runaway progress bar, a blob) is cut here
 BUFFER_LINES = 5000  # lines of the last command kept for on-demand diagnosis
+BUFFER_CHARS = 4 * 2**20  # and at most this much of their text
 
 
 class EscapeStripper:
@@ -68,7 +73,9 @@ class TerminalSession:
         self.name = name
         self._stripper = EscapeStripper()
         self._partial = ""
-        self.lines: deque[str] = deque(maxlen=BUFFER_LINES)
+        self._skipping = False  # inside the rest of a line that was cut at MAX_LINE
+        self.lines: deque[str] = deque()
+        self._buffered = 0  # characters in self.lines
         self.command_line: str | None = None
         self._start_command()
 
@@ -85,21 +92,33 @@ class TerminalSession:
         self._scanner.feed_lines(self.name, lines, first_line=self._line_no + 1)
         self._line_no += len(lines)
         self.lines.extend(lines)
+        self._buffered += sum(map(len, lines))
+        while len(self.lines) > BUFFER_LINES or self._buffered > BUFFER_CHARS:
+            self._buffered -= len(self.lines.popleft())
         self._has_new_lines = True
+
+    def _clear(self) -> None:
+        self.lines.clear()
+        self._buffered = 0
 
     def feed(self, data: str) -> None:
         if self._ended:
             # Output after a command end belongs to the next command: start afresh, so a
             # failure seen again in a new command is reported again.
-            self.lines.clear()
+            self._clear()
             self._start_command()
-        text = self._partial + self._stripper.feed(data)
-        parts = text.split("\n")
+        text = self._stripper.feed(data)
+        if self._skipping:
+            end = text.find("\n")
+            if end < 0:
+                return
+            text, self._skipping = text[end + 1 :], False
+        parts = (self._partial + text).split("\n")
         self._partial = parts.pop()
         if len(self._partial) > MAX_LINE:
-            parts.append(self._partial[:MAX_LINE])
-            self._partial = ""
-        self._feed_lines([_displayed(p) for p in parts])
+            parts.append(self._partial)
+            self._partial, self._skipping = "", True
+        self._feed_lines([_displayed(p[:MAX_LINE]) for p in parts])
 
     def command_end(self, command_line: str | None) -> None:
         """The command finished: its last unterminated line is complete now."""

@@ -6,6 +6,8 @@ export * as lspCatalogEntryParams from "./lsp-catalog-entry-params";
 export * as lspCatalogEntryResult from "./lsp-catalog-entry-result";
 export * as lspClientCommands from "./lsp-client-commands";
 export * as lspDiagnoseParams from "./lsp-diagnose-params";
+export * as lspDiagnosisMarkdownParams from "./lsp-diagnosis-markdown-params";
+export * as lspDiagnosisMarkdownResult from "./lsp-diagnosis-markdown-result";
 export * as lspDriftUpdate from "./lsp-drift-update";
 export * as lspFinding from "./lsp-finding";
 export * as lspSettings from "./lsp-settings";

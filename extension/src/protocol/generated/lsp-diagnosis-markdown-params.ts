@@ -1,0 +1,60 @@
+/* Generated from shared-schema/lsp-diagnosis-markdown-params.schema.json by extension/scripts/gen-protocol.mjs. Do not edit. */
+
+/**
+ * A diagnosis (as the server produced it) to render as Markdown for a ticket, as `denpex diagnose --markdown [--redact]` prints it. A diagnosis that does not fit diagnosis.schema.json is answered with an InvalidParams (-32602) error.
+ */
+export interface LspDiagnosisMarkdownParams {
+  diagnosis: DenpexDiagnosis;
+  /**
+   * Replace credentials, host names, IP addresses and user names (this machine's too).
+   */
+  redact: boolean;
+}
+/**
+ * Output of `denpex diagnose --json`, of the language server's `denpex.diagnose` command and the payload of `denpex/finding`. Findings are ordered root cause first.
+ */
+export interface DenpexDiagnosis {
+  schema_version: 1;
+  findings: Finding[];
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "finding".
+ */
+export interface Finding {
+  id: string;
+  title: string;
+  category: string;
+  confidence: number;
+  initiating_rank: number | null;
+  /**
+   * Items: This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+   * via the `definition` "rank".
+   */
+  collateral_ranks: number[];
+  /**
+   * Items: This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+   * via the `definition` "rank".
+   */
+  suspect_ranks: number[];
+  host: string | null;
+  gpu: number | null;
+  evidence: Evidence[];
+  root_cause: string;
+  fix: string;
+  verification: string[];
+  related: string[];
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "evidence".
+ */
+export interface Evidence {
+  source: string;
+  line: number;
+  text: string;
+  rank: number | null;
+  role: "initiating" | "collateral" | "context";
+}
+
+export const X_METHOD = "denpex/diagnosisMarkdown" as const;

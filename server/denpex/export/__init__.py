@@ -1,0 +1,1 @@
+"""Diagnoses leaving Denpex as text for people: Markdown (hovers, tickets) and redaction."""
