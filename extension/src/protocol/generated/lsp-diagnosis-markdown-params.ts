@@ -44,6 +44,10 @@ export interface Finding {
   fix: string;
   verification: string[];
   related: string[];
+  /**
+   * One flag per verification command: true when it is safe to run as shown (every blank filled, every value taken from the log passed its check: host-name grammar, digits, printable path). A command flagged false is shown for the user to complete or check and is never offered to run.
+   */
+  verification_runnable?: boolean[];
 }
 /**
  * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
