@@ -183,7 +183,7 @@ async def test_log_text_in_a_hover_is_escaped_markdown(tmp_path: Path) -> None:
         # autolink or tag can form. Verification commands hold it in code spans (inert).
         assert r"\!\[x\](https\://evil.example/x.png)\<img/src=https\://evil" in value
         outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", value)
-        assert "- `ssh ![x](https://evil" in value
+        assert "- `ssh '![x](https://evil" in value  # shell-quoted, inside a code span
         for live in (r"(?<!\\)!\[", r"(?<!\\)\]\(", r"(?<!\\)<", "https://"):
             assert not re.search(live, outside_code), live
     finally:
