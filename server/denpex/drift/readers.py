@@ -11,10 +11,9 @@ blocks and never grows with the checkpoint:
   shapes, dtypes and where each storage sits in the zip; blocks are then read with
   ``preadv`` like safetensors'. Nothing is memory-mapped: a mapped file that shrinks
   under the reader kills the process with SIGBUS, a short read is one clear error.
-- torch.distributed.checkpoint directories: ``.metadata`` through ``denpex.safepickle``
-  (only DCP's own metadata types), then each chunk of a tensor loaded from its byte range
-  with ``torch.load(weights_only=True)``; torch's DCP reader, which unpickles freely, is
-  never used.
+- torch.distributed.checkpoint directories: ``denpex.drift.dcp`` (metadata through
+  ``denpex.safepickle``, chunks with ``torch.load(weights_only=True)``; never torch's DCP
+  reader, which unpickles freely).
 
 Every header, offset and size is checked against the file before anything is read: a
 file that lies about its layout is a corrupt file, never a source of neighbouring bytes.
@@ -25,7 +24,6 @@ words (numpy has no bf16) and is widened by ``compare``.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -41,7 +39,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from denpex import safepickle
 from denpex.drift.keys import normalise_key, unwrap
 from denpex.errors import InputError
 
@@ -370,10 +367,10 @@ _TORCH_DTYPES = {
     "torch.uint8": "uint8",
     "torch.bool": "bool",
 }
-_NP_DTYPES = {name: np_dtype for name, np_dtype in _ST_DTYPES.values()}
+NP_DTYPES = {name: np_dtype for name, np_dtype in _ST_DTYPES.values()}
 
 
-def _dtype_name(dtype: Any) -> str:
+def dtype_name(dtype: Any) -> str:
     return _TORCH_DTYPES.get(str(dtype), str(dtype).removeprefix("torch."))
 
 
@@ -459,14 +456,14 @@ class TorchReader:
         weights = unwrap(state, key)
         for raw_name, tensor in _tensor_items(weights):
             name = normalise_key(raw_name)
-            dtype = _dtype_name(tensor.dtype)
+            dtype = dtype_name(tensor.dtype)
             if tensor.layout != torch.strided:
                 dtype = str(tensor.layout).removeprefix("torch.")  # listed, never compared
             meta = TensorMeta(name, tuple(tensor.shape), dtype, tensor.numel() * tensor.itemsize)
             if name in self.tensors:
                 self.warnings.append(f"{path}: two tensors normalise to {name!r}; kept the first")
                 continue
-            if zipped and dtype in _NP_DTYPES:
+            if zipped and dtype in NP_DTYPES:
                 self._in_file[name] = self._where(raw_name, tensor, records)
             elif not zipped and tensor.device.type == "meta":
                 raise CheckpointError(f"{path}: {raw_name!r} is a meta tensor (no data saved)")
@@ -530,12 +527,12 @@ class TorchReader:
 
     def block(self, name: str, r0: int, r1: int) -> np.ndarray:
         meta = self.tensors[name]
-        np_dtype = _NP_DTYPES.get(meta.dtype)
+        np_dtype = NP_DTYPES.get(meta.dtype)
         if np_dtype is None:
             raise CheckpointError(f"{self.path}: {name}: dtype {meta.dtype} is not read")
         where = self._in_file.get(name)
         if where is None:
-            return _numpy_rows(self._arrays[name], meta, r0, r1)
+            return numpy_rows(self._arrays[name], meta, r0, r1)
         if where.contiguous:
             assert self._file is not None
             row_bytes = meta.nbytes // meta.rows
@@ -572,7 +569,7 @@ class TorchReader:
             self._file = None
 
 
-def _numpy_rows(tensor: Any, meta: TensorMeta, r0: int, r1: int) -> np.ndarray:
+def numpy_rows(tensor: Any, meta: TensorMeta, r0: int, r1: int) -> np.ndarray:
     """Rows [r0, r1) of an in-memory CPU tensor as numpy, bf16 as uint16 words."""
     import torch
 
@@ -587,327 +584,6 @@ def _numpy_rows(tensor: Any, meta: TensorMeta, r0: int, r1: int) -> np.ndarray:
 def _starts_with(path: str, magic: bytes) -> bool:
     with open(path, "rb") as f:
         return f.read(len(magic)) == magic
-
-
-# --------------------------------------------------------------------------- DCP
-
-_DCP_MAX_METADATA = 1 << 30  # bytes; a real .metadata is KBs to tens of MBs
-
-
-def _dcp_allowed() -> dict[tuple[str, str], object]:
-    """The globals a DCP ``.metadata`` written by torch's FileSystemWriter names, and no
-    other: its metadata dataclasses, ``torch.Size``, dtypes and layouts, and the
-    checkpoint id (a path, read back as a pure path: nothing touches the filesystem)."""
-    import pathlib
-
-    import torch
-    from torch.distributed.checkpoint import filesystem
-    from torch.distributed.checkpoint import metadata as md
-    from torch.serialization import _get_layout
-
-    classes = (
-        md.Metadata,
-        md.StorageMeta,
-        md.TensorStorageMetadata,
-        md.BytesStorageMetadata,
-        md.ChunkStorageMetadata,
-        md.TensorProperties,
-        md.MetadataIndex,
-        md._MEM_FORMAT_ENCODING,
-    )
-    allowed: dict[tuple[str, str], object] = {(md.__name__, c.__name__): c for c in classes}
-    allowed[(filesystem.__name__, "_StorageInfo")] = filesystem._StorageInfo
-    allowed[("torch", "Size")] = torch.Size
-    allowed[("torch.serialization", "_get_layout")] = _get_layout
-    allowed[("pathlib", "PosixPath")] = pathlib.PurePosixPath
-    for name, value in vars(torch).items():
-        if isinstance(value, torch.dtype):
-            allowed[("torch", name)] = value
-    return allowed
-
-
-@dataclass(frozen=True)
-class _Chunk:
-    """One saved piece of a DCP tensor: where it sits in the tensor and in which file."""
-
-    offsets: tuple[int, ...]
-    sizes: tuple[int, ...]
-    file: str  # a file name inside the checkpoint directory
-    start: int
-    length: int
-
-
-@dataclass(frozen=True)
-class _DcpTensor:
-    stored: str  # the flattened name in the checkpoint
-    dtype: Any  # torch.dtype
-    size: tuple[int, ...]
-    chunks: tuple[_Chunk, ...]
-
-
-def read_dcp_metadata(path: str) -> Any:
-    """A DCP ``.metadata`` through the restricted unpickler: a pickle naming anything but
-    DCP's own metadata types is refused before any of it runs."""
-    meta_path = os.path.join(path, ".metadata")
-    try:
-        size = os.path.getsize(meta_path)
-        if size > _DCP_MAX_METADATA:
-            raise CheckpointError(f"{meta_path}: {size} bytes, too large for DCP metadata")
-        with open(meta_path, "rb") as f:
-            data = f.read(_DCP_MAX_METADATA)
-    except OSError as exc:
-        raise CheckpointError(f"{meta_path}: unreadable ({exc.strerror})") from None
-    from torch.distributed.checkpoint.metadata import Metadata
-
-    try:
-        md = safepickle.loads(data, allowed=_dcp_allowed(), what=meta_path)
-    except InputError:
-        raise
-    except Exception as exc:  # an allowed constructor refusing its arguments
-        raise CheckpointError(
-            f"{meta_path}: unreadable DCP metadata ({type(exc).__name__})"
-        ) from None
-    if not isinstance(md, Metadata) or not isinstance(md.state_dict_metadata, dict):
-        raise CheckpointError(f"{meta_path}: not DCP metadata")
-    if not isinstance(md.storage_data, dict):
-        raise CheckpointError(f"{meta_path}: DCP metadata without storage data")
-    return md
-
-
-def _dcp_tensors(path: str, md: Any, prefix: str) -> dict[str, _DcpTensor]:
-    """The tensors under ``prefix``, each checked: sizes, chunks tiling it, files in place."""
-    import torch
-    from torch.distributed.checkpoint.filesystem import _StorageInfo
-    from torch.distributed.checkpoint.metadata import (
-        ChunkStorageMetadata,
-        MetadataIndex,
-        TensorProperties,
-        TensorStorageMetadata,
-    )
-
-    where: dict[tuple[str, tuple[int, ...] | None], Any] = {}
-    for index, info in md.storage_data.items():
-        if isinstance(index, MetadataIndex) and isinstance(info, _StorageInfo):
-            where[(index.fqn, _dims(index.offset))] = info
-    sizes: dict[str, int] = {}
-    out: dict[str, _DcpTensor] = {}
-    for stored, tmd in md.state_dict_metadata.items():
-        if not isinstance(tmd, TensorStorageMetadata) or not str(stored).startswith(prefix):
-            continue
-        if not isinstance(stored, str):
-            raise CheckpointError(f"{path}: corrupt DCP metadata (a name that is not a string)")
-        bad = f"{path}: corrupt DCP metadata for {str(stored)[:80]!r}"
-        props = tmd.properties
-        if not isinstance(props, TensorProperties) or not isinstance(props.dtype, torch.dtype):
-            raise CheckpointError(f"{bad}: no dtype")
-        size = _dims(tmd.size)
-        if size is None or not isinstance(tmd.chunks, list):
-            raise CheckpointError(f"{bad}: bad size or chunk list")
-        numel, covered, chunks = prod(size), 0, []
-        for c in tmd.chunks:
-            offsets = _dims(c.offsets) if isinstance(c, ChunkStorageMetadata) else None
-            extent = _dims(c.sizes) if isinstance(c, ChunkStorageMetadata) else None
-            info = where.get((stored, offsets)) if offsets is not None else None
-            if (
-                offsets is None
-                or extent is None
-                or len(offsets) != len(size)
-                or len(extent) != len(size)
-                or any(o + n > s for o, n, s in zip(offsets, extent, size, strict=True))
-                or info is None
-            ):
-                raise CheckpointError(f"{bad}: a chunk outside the tensor or without storage")
-            file, start, length = _dcp_storage(path, info, sizes, bad)
-            if prod(extent) * props.dtype.itemsize > length:
-                raise CheckpointError(f"{bad}: a chunk larger than its stored bytes")
-            chunks.append(_Chunk(offsets, extent, file, start, length))
-            covered += prod(extent)
-        # Chunks inside the tensor whose volumes add up to it tile it exactly unless two
-        # overlap, which leaves a hole: found when they are copied in (see DcpReader).
-        if covered != numel:
-            raise CheckpointError(f"{bad}: its chunks hold {covered} of {numel} elements")
-        out[stored] = _DcpTensor(stored, props.dtype, size, tuple(chunks))
-    return out
-
-
-def _dims(value: Any) -> tuple[int, ...] | None:
-    """A torch.Size of non-negative ints as a tuple, or None."""
-    import torch
-
-    if not isinstance(value, torch.Size) or any(d < 0 for d in value):
-        return None
-    return tuple(value)
-
-
-def _dcp_storage(path: str, info: Any, sizes: dict[str, int], bad: str) -> tuple[str, int, int]:
-    """A chunk's storage, checked: a plain file of the directory, holding the range, whose
-    bytes begin and end like the zip ``torch.save`` writes."""
-    name, start, length = info.relative_path, info.offset, info.length
-    if (
-        not isinstance(name, str)
-        or name in ("", ".", "..")
-        or os.path.basename(name) != name
-        or type(start) is not int
-        or type(length) is not int
-        or start < 0
-        or length < 22
-        or info.transform_descriptors
-    ):
-        raise CheckpointError(f"{bad}: unsupported or invalid storage entry")
-    file = os.path.join(path, name)
-    if name not in sizes:
-        try:
-            sizes[name] = os.path.getsize(file)
-        except OSError:
-            raise CheckpointError(f"{path}: shard {name[:80]!r} missing") from None
-    if start + length > sizes[name]:
-        raise CheckpointError(f"{path}: shard {name[:80]!r} truncated ({sizes[name]} bytes)")
-    with open(file, "rb") as f:
-        f.seek(start)
-        head = f.read(4)
-        f.seek(start + length - 22)
-        tail = f.read(4)
-    if head != b"PK\x03\x04" or tail != b"PK\x05\x06":
-        raise CheckpointError(f"{path}: shard {name[:80]!r} corrupt at byte {start}")
-    return name, start, length
-
-
-class _FileSlice(io.RawIOBase):
-    """Bytes [start, start + length) of a file as a seekable stream, read with pread: what
-    ``torch.load`` needs to read one chunk of a DCP shard, and nothing beyond it."""
-
-    def __init__(self, fd: int, start: int, length: int) -> None:
-        self._fd, self._start, self._length, self._pos = fd, start, length, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._length}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        n = max(0, min(len(buffer), self._length - self._pos))
-        got = os.preadv(self._fd, [memoryview(buffer)[:n]], self._start + self._pos) if n else 0
-        self._pos += got
-        return got
-
-
-class DcpReader:
-    """A torch.distributed.checkpoint directory, read without torch's DCP reader.
-
-    ``FileSystemReader.read_metadata`` unpickles ``.metadata`` with plain pickle, and DCP's
-    load planner unpickles non-tensor entries the same way. Here the metadata goes through
-    ``denpex.safepickle`` and each chunk of a tensor is loaded with
-    ``torch.load(weights_only=True)`` from its byte range, one tensor at a time.
-    """
-
-    def __init__(self, path: str, key: str | None = None) -> None:
-        self.path = path
-        self.tensors: dict[str, TensorMeta] = {}
-        self.warnings: list[str] = []
-        self._stored: dict[str, _DcpTensor] = {}
-        self._loaded: tuple[str, Any] | None = None
-        self._lock = threading.Lock()
-        md = read_dcp_metadata(path)
-        prefix = _dcp_weights_prefix([str(k) for k in md.state_dict_metadata], key)
-        for stored, t in _dcp_tensors(path, md, prefix).items():
-            name = normalise_key(stored[len(prefix) :])
-            meta = TensorMeta(name, t.size, _dtype_name(t.dtype), prod(t.size) * t.dtype.itemsize)
-            self.tensors[name] = meta
-            self._stored[name] = t
-        if not self.tensors:
-            raise CheckpointError(f"{path}: no tensors under {prefix!r} in the DCP checkpoint")
-
-    def _tensor(self, name: str) -> Any:
-        with self._lock:
-            if self._loaded is None or self._loaded[0] != name:
-                self._loaded = None  # drop the previous tensor before allocating the next
-                self._loaded = (name, self._assemble(self._stored[name]))
-            return self._loaded[1]
-
-    def _assemble(self, t: _DcpTensor) -> Any:
-        import torch
-
-        if len(t.chunks) == 1:
-            return self._chunk(t, t.chunks[0])
-        out = torch.empty(t.size, dtype=t.dtype)
-        filled = torch.zeros(t.size, dtype=torch.bool)
-        for chunk in t.chunks:
-            region = tuple(slice(o, o + n) for o, n in zip(chunk.offsets, chunk.sizes, strict=True))
-            out[region] = self._chunk(t, chunk)
-            filled[region] = True
-        if not bool(filled.all()):
-            raise CheckpointError(f"{self.path}: {t.stored}: chunks overlap and leave a hole")
-        return out
-
-    def _chunk(self, t: _DcpTensor, chunk: _Chunk) -> Any:
-        import torch
-
-        what = f"{self.path}: {t.stored} in {chunk.file}"
-        try:
-            fd = os.open(os.path.join(self.path, chunk.file), os.O_RDONLY)
-        except OSError as exc:
-            raise CheckpointError(f"{what}: {exc.strerror}") from None
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                stream = io.BufferedReader(_FileSlice(fd, chunk.start, chunk.length))
-                piece = torch.load(stream, map_location="cpu", weights_only=True)
-        except Exception as exc:
-            line = (
-                str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-            )
-            raise CheckpointError(f"{what}: unreadable chunk ({line})") from None
-        finally:
-            os.close(fd)
-        if (
-            not isinstance(piece, torch.Tensor)
-            or piece.dtype != t.dtype
-            or tuple(piece.shape) != chunk.sizes
-            or piece.device.type != "cpu"
-            or piece.layout != torch.strided
-        ):
-            raise CheckpointError(f"{what}: the chunk is not the tensor its metadata describes")
-        return piece
-
-    def block(self, name: str, r0: int, r1: int) -> np.ndarray:
-        meta = self.tensors[name]
-        if meta.dtype not in _NP_DTYPES:
-            raise CheckpointError(f"{self.path}: {name}: dtype {meta.dtype} is not read")
-        return _numpy_rows(self._tensor(name), meta, r0, r1)
-
-    def release(self, name: str, r0: int, r1: int) -> None:
-        if r1 >= self.tensors[name].rows:
-            with self._lock:
-                if self._loaded and self._loaded[0] == name:
-                    self._loaded = None
-
-    def close(self) -> None:
-        self._loaded = None
-
-
-def _dcp_weights_prefix(names: list[str], key: str | None) -> str:
-    """DCP flattens nested states ("model.layer.w", "optim.state..."): find the weights.
-
-    A top-level "model." is only a container when the checkpoint also holds optimizer
-    state; an HF model's own keys start with "model." too and must stay whole.
-    """
-    if key:
-        return key.rstrip(".") + "."
-    if not any(n.startswith(("optim", "optimizer")) for n in names):
-        return ""
-    for container in ("model", "module", "state_dict"):
-        if any(n.startswith(container + ".") for n in names):
-            return container + "."
-    return ""
 
 
 # --------------------------------------------------------------------------- composite
@@ -1012,6 +688,8 @@ def open_checkpoint(path: str | Path, key: str | None = None) -> Reader:
     if fmt == "safetensors":
         return SafetensorsReader(str(p), [str(f) for f in files])
     if fmt == "dcp":
+        from denpex.drift.dcp import DcpReader  # imports this module
+
         return DcpReader(str(p), key)
     if len(files) == 1:
         return TorchReader(str(files[0]), key)
@@ -1027,17 +705,18 @@ def is_torch_free(paths: list[Path]) -> bool:
 
 
 __all__ = [
+    "NP_DTYPES",
     "CheckpointError",
-    "DcpReader",
     "Reader",
     "SafetensorsReader",
     "StEntry",
     "StHeader",
     "TensorMeta",
     "TorchReader",
+    "dtype_name",
     "is_torch_free",
     "model_files",
+    "numpy_rows",
     "open_checkpoint",
-    "read_dcp_metadata",
     "read_safetensors_header",
 ]
