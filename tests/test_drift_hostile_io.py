@@ -194,6 +194,30 @@ def test_dcp_tensor_sharded_over_two_ranks_is_reassembled(tmp_path: Path) -> Non
     assert point["l2"] == pytest.approx((1.0 + 0.25) ** 0.5, rel=1e-6), point
 
 
+def test_dcp_chunk_that_runs_code_is_refused(tmp_path: Path) -> None:
+    """A tensor's chunk in the shard is a torch.save zip; one whose pickle calls os.system
+    is refused by torch.load(weights_only=True) and never run."""
+    marker = tmp_path / "PWNED"
+    run = tmp_path / "run"
+    checkpoint = _dcp(run / "step_10", {"model": dict(WEIGHTS), "optim": {"lr": torch.tensor(0.1)}})
+    with open(checkpoint / ".metadata", "rb") as f:
+        md = pickle.load(f)  # our own file, written just above by dcp.save
+    evil = tmp_path / "evil.pt"
+    torch.save(_Payload(marker), evil)
+    for index, info in md.storage_data.items():
+        if index.fqn == "model.layer.weight":
+            shard = checkpoint / info.relative_path
+            info.offset, info.length = shard.stat().st_size, evil.stat().st_size
+            with open(shard, "ab") as f:
+                f.write(evil.read_bytes())
+    with open(checkpoint / ".metadata", "wb") as f:
+        pickle.dump(md, f)
+    done = denpex("drift", run, "--ref", _reference(tmp_path / "ref"), "--device", "cpu")
+    assert "Traceback" not in done.stderr and done.returncode != 1, done.stderr
+    assert "not compared: layer.weight" in done.stdout, done.stdout  # its bias still is
+    assert not marker.exists(), "the pickled payload ran"
+
+
 def _break_shard(checkpoint: Path, how: str) -> None:
     shard = next(checkpoint.glob("*.distcp"))
     data = shard.read_bytes()
