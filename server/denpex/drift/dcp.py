@@ -31,6 +31,7 @@ from denpex.drift.readers import (
     TensorMeta,
     dtype_name,
     numpy_rows,
+    torch_load_error,
 )
 from denpex.errors import InputError
 
@@ -357,9 +358,7 @@ class DcpReader:
                 stream = io.BufferedReader(_FileSlice(fd, chunk.start, chunk.length), 1 << 20)
                 piece = torch.load(stream, map_location="cpu", weights_only=True)
         except Exception as exc:
-            text = str(exc).strip()
-            line = text.splitlines()[0][:200] if text else type(exc).__name__
-            raise CheckpointError(f"{what}: unreadable chunk ({line})") from None
+            raise CheckpointError(f"{what}: {torch_load_error(exc)}") from None
         finally:
             os.close(fd)
         if (

@@ -387,7 +387,7 @@ class _InFile:
 
 def _weights_only_reason(exc: Exception) -> str:
     text = str(exc)
-    m = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text) or re.search(
+    m = re.search(r"(?:Unsupported global: GLOBAL|unsupported GLOBAL) ([\w.]+)", text) or re.search(
         r"Unsupported operand \d+|Unsupported class ([\w.]+)", text
     )
     what = m.group(1) if m and m.groups() and m.group(1) else (m.group(0) if m else "")
@@ -397,6 +397,20 @@ def _weights_only_reason(exc: Exception) -> str:
         "weights_only=True and never runs pickled code — re-save with "
         "torch.save(model.state_dict(), path)"
     )
+
+
+def torch_load_error(exc: Exception) -> str:
+    """One line for a failed ``torch.load``: a weights-only refusal says what the file holds
+    (never torch's advice to retry with ``weights_only=False``)."""
+    text = str(exc)
+    if "Weights only load failed" in text:
+        return _weights_only_reason(exc)
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    first = re.sub(r"^\[enforce fail at [^\]]*\]\s*\.?\s*", "", first)  # c10's location prefix
+    zip_trouble = ("PytorchStreamReader", "central dir", "inline_container", "archive")
+    if isinstance(exc, (EOFError, zipfile.BadZipFile)) or any(w in text for w in zip_trouble):
+        return f"corrupt or truncated torch file ({first[:200]})"
+    return f"unreadable torch file ({first[:200]})"
 
 
 def _tensor_items(state: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -452,7 +466,7 @@ class TorchReader:
         except CheckpointError:
             raise
         except Exception as exc:
-            raise CheckpointError(f"{path}: {self._load_error(exc)}") from None
+            raise CheckpointError(f"{path}: {torch_load_error(exc)}") from None
         weights = unwrap(state, key)
         for raw_name, tensor in _tensor_items(weights):
             name = normalise_key(raw_name)
@@ -483,7 +497,7 @@ class TorchReader:
 
     def _load(self, torch: Any, path: str, zipped: bool) -> Any:
         # torch warns on stderr about what its weights-only unpickler meets (a foreign pickle
-        # protocol, say); the refusal itself, if any, comes back as one line from _load_error.
+        # protocol, say); the refusal itself, if any, comes back as one line from torch_load_error.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             if zipped:
@@ -512,18 +526,6 @@ class TorchReader:
                 "(corrupt or rewritten file)"
             )
         return _InFile(base + first * item, strides, span, tensor.is_contiguous())
-
-    @staticmethod
-    def _load_error(exc: Exception) -> str:
-        text = str(exc)
-        if "Weights only load failed" in text:
-            return _weights_only_reason(exc)
-        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-        first = re.sub(r"^\[enforce fail at [^\]]*\]\s*\.?\s*", "", first)  # c10's location prefix
-        zip_trouble = ("PytorchStreamReader", "central dir", "inline_container", "archive")
-        if isinstance(exc, (EOFError, zipfile.BadZipFile)) or any(w in text for w in zip_trouble):
-            return f"corrupt or truncated torch file ({first})"
-        return f"unreadable torch file ({first})"
 
     def block(self, name: str, r0: int, r1: int) -> np.ndarray:
         meta = self.tensors[name]
@@ -719,4 +721,5 @@ __all__ = [
     "numpy_rows",
     "open_checkpoint",
     "read_safetensors_header",
+    "torch_load_error",
 ]
