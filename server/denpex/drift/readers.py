@@ -479,10 +479,11 @@ class TorchReader:
                 continue
             if zipped and dtype in NP_DTYPES:
                 self._in_file[name] = self._where(raw_name, tensor, records)
-            elif not zipped and tensor.device.type == "meta":
-                raise CheckpointError(f"{path}: {raw_name!r} is a meta tensor (no data saved)")
+            elif not zipped:
+                if tensor.device.type == "meta":
+                    raise CheckpointError(f"{path}: {raw_name!r} is a meta tensor (no data saved)")
+                self._arrays[name] = tensor
             self.tensors[name] = meta
-            self._arrays[name] = None if zipped else tensor
         skipped = len(weights) - len(self.tensors)
         if not self.tensors:
             raise CheckpointError(f"{path}: no tensors in the state dict (try --key)")
