@@ -240,6 +240,27 @@ def test_corrupt_or_missing_dcp_shard(tmp_path: Path, how: str) -> None:
     _one_line_exit_2(done, "distcp")
 
 
+@pytest.mark.parametrize(
+    "storage", [("../../ref/step_10.safetensors", 0, 64), ("__0_0.distcp", 10**9, 4096)]
+)
+def test_dcp_metadata_pointing_outside_its_shards(
+    tmp_path: Path, storage: tuple[str, int, int]
+) -> None:
+    """A storage entry naming a file outside the checkpoint directory, or bytes beyond the
+    end of its shard, is refused: metadata never chooses what else gets read."""
+    run = tmp_path / "run"
+    checkpoint = _dcp(run / "step_10", {"model": dict(WEIGHTS), "optim": {"lr": torch.ones(())}})
+    with open(checkpoint / ".metadata", "rb") as f:
+        md = pickle.load(f)  # our own file, written just above by dcp.save
+    for index, info in md.storage_data.items():
+        if index.fqn == "model.layer.weight":
+            info.relative_path, info.offset, info.length = storage
+    with open(checkpoint / ".metadata", "wb") as f:
+        pickle.dump(md, f)
+    done = denpex("drift", run, "--ref", _reference(tmp_path / "ref"), "--device", "cpu")
+    _one_line_exit_2(done, "layer.weight" if storage[1] == 0 else "truncated")
+
+
 # --------------------------------------------------------------------------- safetensors
 
 
