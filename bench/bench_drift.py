@@ -142,12 +142,12 @@ def float64_l2(a: Path, b: Path) -> float:
     from denpex.drift.readers import read_safetensors_header
 
     def arrays(path: Path) -> dict[str, np.ndarray]:
-        header, base = read_safetensors_header(str(path))
+        header = read_safetensors_header(str(path))
         raw = np.memmap(path, dtype=np.uint8, mode="r")
+        base = header.data_start
         return {
-            k: raw[base + v["data_offsets"][0] : base + v["data_offsets"][1]].view(np.float32)
-            for k, v in header.items()
-            if k != "__metadata__"
+            k: raw[base + e.begin : base + e.end].view(np.float32)
+            for k, e in header.tensors.items()
         }
 
     xa, xb = arrays(a), arrays(b)

@@ -155,13 +155,9 @@ def test_mismatched_keys_and_shapes_are_reported_per_tensor(tmp_path: Path) -> N
     assert "different shapes: a" in text and "missing in the run: only_ref" in text
 
 
-def test_memory_stays_bounded_on_a_mapped_torch_file(tmp_path: Path) -> None:
-    """Comparing two 96 MB .pt files must not leave them resident in the process.
-
-    Blocks are read at their file offsets; where those are unknown, the mapped pages of a
-    compared block are released. Switching both off shows what the test guards: a mapped
-    file stays resident once read.
-    """
+def test_memory_stays_bounded_on_a_torch_file(tmp_path: Path) -> None:
+    """Comparing two 96 MB .pt files must not leave them resident in the process: blocks
+    are read at their file offsets into reused buffers, nothing is mapped."""
     torch.save({f"t{i}": torch.full((1024, 1024), 1.0) for i in range(24)}, tmp_path / "a.pt")
     torch.save({f"t{i}": torch.full((1024, 1024), 2.0) for i in range(24)}, tmp_path / "b.pt")
     script = textwrap.dedent(
@@ -178,21 +174,15 @@ def test_memory_stays_bounded_on_a_mapped_torch_file(tmp_path: Path) -> None:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
 
-        for variant in ("pread", "mapped", "mapped-unreleased"):
-            if variant != "pread":
-                readers._file_offsets = lambda path, tensors: {{}}
-            if variant == "mapped-unreleased":
-                readers.TorchReader.release = lambda self, name, r0, r1: None
-            a = readers.open_checkpoint({str(tmp_path / "a.pt")!r})
-            b = readers.open_checkpoint({str(tmp_path / "b.pt")!r})
-            reset_peak()
-            before = peak_mb()
-            diff = compare_readers(a, b, 1, Kernel("cpu"))
-            assert diff.diff_sq == 24 * 1024 * 1024, diff.diff_sq
-            print(peak_mb() - before)
+        a = readers.open_checkpoint({str(tmp_path / "a.pt")!r})
+        b = readers.open_checkpoint({str(tmp_path / "b.pt")!r})
+        reset_peak()
+        before = peak_mb()
+        diff = compare_readers(a, b, 1, Kernel("cpu"))
+        assert diff.diff_sq == 24 * 1024 * 1024, diff.diff_sq
+        print(peak_mb() - before)
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    pread, released, kept = (int(x) for x in done.stdout.split())
-    # 2 x 96 MB mapped, a tensor pair is 8 MB.
-    assert pread < 60 and released < 60 and kept > 150, (pread, released, kept, done.stderr)
+    # 2 x 96 MB of files; a tensor pair is 8 MB.
+    assert int(done.stdout) < 60, (done.stdout, done.stderr)
