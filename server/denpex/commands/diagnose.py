@@ -15,13 +15,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "diagnose",
         help="diagnose training logs: failure, initiating rank, collateral ranks, fix",
         description="Read one or more logs of one job (per-rank files, a slurm .out, a "
-        "torchrun log, a directory holding them; '-' for stdin) and report the failure, the "
-        "rank that started it, the ranks that only reported it, the fix and commands that "
-        "verify it. "
+        "torchrun log, Flight Recorder dumps, a directory holding them; '-' for stdin) and "
+        "report the failure, the rank that started it, the ranks that only reported it, the "
+        "fix and commands that verify it. "
         "Exit code 0: no failure found, 1: a failure found, 2: bad usage or input.",
     )
     p.add_argument(
-        "logs", nargs="+", metavar="LOG", help="log file, a directory of logs, or '-' for stdin"
+        "logs",
+        nargs="+",
+        metavar="LOG",
+        help="log file, Flight Recorder dump, a directory of them, or '-' for stdin",
     )
     p.add_argument("--json", action="store_true", help="output shared-schema/diagnosis.schema.json")
     p.add_argument(
@@ -42,15 +45,16 @@ def run(args: argparse.Namespace) -> int:
     if args.redact and not args.markdown:
         raise InputError("--redact applies to --markdown output")
     # Imported here: compiling the catalog's signals costs every other subcommand ~1 s.
-    from denpex.diagnosis import LogScanner, diagnose_paths, log_files
+    from denpex.diagnosis import DumpSet, LogScanner, diagnose_paths, log_files
     from denpex.diagnosis.report import format_report
 
     scanner = LogScanner()
     files = log_files(args.logs)
-    findings = diagnose_paths(files, scanner)
+    dumps = DumpSet()
+    findings = diagnose_paths(args.logs, scanner, dumps)
     for notice in scanner.notices:
         sys.stderr.write(f"denpex: {notice}\n")
-    if len(scanner.notices) == len(files):
+    if len(scanner.notices) == len(files) and not len(dumps):
         raise InputError("no text log to diagnose (every input was skipped)")
     if args.json:
         sys.stdout.write(json.dumps(diagnosis_json(findings), indent=2, ensure_ascii=False) + "\n")

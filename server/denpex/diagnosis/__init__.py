@@ -9,16 +9,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
 
-from denpex.diagnosis.numbers import to_int
+from denpex.diagnosis.flight_recorder import DumpSet, NotADump, merge_findings, read_dump, sniff
 from denpex.diagnosis.scanner import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding
 
-__all__ = ["LogScanner", "diagnose_paths", "diagnose_text", "log_files"]
+__all__ = ["DumpSet", "LogScanner", "diagnose_paths", "diagnose_text", "log_files"]
 
 
 def diagnose_text(text: str, source: str = "<text>") -> list[Finding]:
@@ -58,19 +59,52 @@ def _natural(path: Path) -> list[tuple[int, int | str]]:
     return [(0, n) if n is not None else (1, t) for t, n in parts]
 
 
-def diagnose_paths(paths: list[str], scanner: LogScanner | None = None) -> list[Finding]:
+def diagnose_paths(
+    paths: list[str], scanner: LogScanner | None = None, dumps: DumpSet | None = None
+) -> list[Finding]:
     """Diagnose files ("-" is stdin) together, as one job; directories stand for the files
     under them. A missing or unreadable file is an InputError naming it; binary files are
-    skipped with a notice on ``scanner.notices``."""
+    skipped with a notice on ``scanner.notices``. Flight Recorder dumps among them (known by
+    content) are analysed across ranks and merged with the logs' findings (kept on ``dumps``)."""
     scanner = scanner if scanner is not None else LogScanner()
-    for path in log_files(paths):
-        if path == "-":
-            if sys.stdin is None:  # started with `<&-`
-                raise InputError("-: standard input is closed")
-            scanner.feed_stream("<stdin>", sys.stdin.buffer)
-            continue
-        try:
-            scanner.feed_file(path)
-        except OSError as exc:
-            raise InputError(f"{path}: {exc.strerror or exc}") from None
-    return scanner.findings()
+    dumps = dumps if dumps is not None else DumpSet()
+    for given in paths:
+        for path in log_files([given]):
+            if path == "-":
+                scanner.feed_stream("<stdin>", sys.stdin.buffer)
+                continue
+            try:
+                if not _read_if_dump(path, dumps, scanner.notices, in_folder=path != given):
+                    scanner.feed_file(path)
+            except OSError as exc:
+                raise InputError(f"{path}: {exc.strerror or exc}") from None
+    findings = scanner.findings()
+    if len(dumps):
+        topo = scanner.topology
+        findings = merge_findings(findings, dumps, topo.world_size, topo.rank_host, topo.rank_gpu)
+    return findings
+
+
+def _read_if_dump(path: str, dumps: DumpSet, notices: list[str], *, in_folder: bool) -> bool:
+    """True when ``path`` is a Flight Recorder dump (read into ``dumps``, or refused). A dump
+    refused inside a folder is skipped with a notice, so the rest of the job is still read; a
+    dump named on the command line is an InputError (exit 2)."""
+    if not os.path.isfile(path):
+        return False  # a pipe: read once, as a log
+    with open(path, "rb") as f:
+        kind = sniff(f.read(4096))
+    if kind is None:
+        return False
+    try:
+        dump = read_dump(path, kind)
+    except NotADump:
+        return False  # another pickle (skipped as binary) or JSON text
+    except InputError as exc:
+        if not in_folder:
+            raise
+        notices.append(f"skipped: {exc}")
+        return True
+    notice = dumps.add(dump)
+    if notice:
+        notices.append(notice)
+    return True
