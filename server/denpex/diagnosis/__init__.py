@@ -78,11 +78,40 @@ def diagnose_paths(
                     scanner.feed_file(path)
             except OSError as exc:
                 raise InputError(f"{path}: {exc.strerror or exc}") from None
+    if not len(dumps):
+        _read_dumps_beside(paths, dumps, scanner.notices)
     findings = scanner.findings()
     if len(dumps):
         topo = scanner.topology
         findings = merge_findings(findings, dumps, topo.world_size, topo.rank_host, topo.rank_gpu)
     return findings
+
+
+SIBLINGS_SNIFFED = 1024
+
+
+def _read_dumps_beside(paths: list[str], dumps: DumpSet, notices: list[str]) -> None:
+    """Logs given as files, no dump among the inputs: the dumps of a job usually sit beside
+    its log, so the log's folder is looked at (first bytes of each file, no subfolders)."""
+    given = {os.path.realpath(p) for p in paths if p != "-"}
+    folders = {
+        os.path.dirname(os.path.realpath(p)) for p in paths if p != "-" and os.path.isfile(p)
+    }
+    for folder in sorted(folders):
+        with os.scandir(folder) as it:
+            siblings = sorted(
+                (e.path for e in it if not e.name.startswith(".") and e.is_file()), key=_natural_str
+            )[:SIBLINGS_SNIFFED]
+        found = 0
+        for path in siblings:
+            if os.path.realpath(path) not in given:
+                found += _read_if_dump(path, dumps, notices, in_folder=True)
+        if found:
+            notices.append(f"{folder}: read {found} Flight Recorder dump(s) beside the log")
+
+
+def _natural_str(path: str) -> list[tuple[int, int | str]]:
+    return _natural(Path(path))
 
 
 def _read_if_dump(path: str, dumps: DumpSet, notices: list[str], *, in_folder: bool) -> bool:

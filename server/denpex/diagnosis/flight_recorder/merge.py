@@ -91,10 +91,12 @@ def merge_findings(
         folded = [f for f in rest if _explained(f, verdict, culprits)]
         for f in folded:
             rest.remove(f)
+            # Its own initiating lines (the timeouts) first: what each waiting rank said.
+            reports = sorted(
+                (e for e in f.evidence if e.role != "context"), key=lambda e: e.role != "initiating"
+            )
             finding.evidence.extend(
-                Evidence(e.source, e.line, e.text, e.rank, "collateral")
-                for e in f.evidence[:2]
-                if e.role != "context"
+                Evidence(e.source, e.line, e.text, e.rank, "collateral") for e in reports[:2]
             )
             finding.collateral_ranks = sorted(
                 (set(finding.collateral_ranks) | set(f.collateral_ranks) | _ranks_of(f)) - culprits
@@ -253,14 +255,21 @@ def _evidence(v: Verdict, culprits: list[int]) -> list[Evidence]:
         if last is None:
             text = f"rank {rank}: no collective recorded"
         else:
-            stack = " <- ".join(str(f) for f in _user_frames(last))
+            stack = " <- ".join(_short(f) for f in _user_frames(last))
             text = (
-                f"rank {rank}: last collective {_call(last)} on {last.group_desc or last.group} "
-                f"(state {last.state or '?'}, sizes {[list(s) for s in last.input_sizes]}, "
-                f"dtypes {list(last.input_dtypes)})" + (f"; stack: {stack}" if stack else "")
+                f"rank {rank}: last collective {_call(last)} on {last.group_desc or last.group}"
+                + (f" at {stack}" if stack else "")
+                + f" ({last.state or '?'}, {[list(s) for s in last.input_sizes]} "
+                f"{'/'.join(last.input_dtypes) or '?'})"
             )
         out.append(Evidence(dump.path, 1, text, rank, role))
     return out
+
+
+def _short(f: Frame) -> str:
+    """The frame with its file's last two path parts: an evidence line stays readable."""
+    parts = f.filename.replace("\\", "/").rsplit("/", 2)
+    return f"{'/'.join(parts[-2:])}:{f.line} in {f.name}"
 
 
 def _user_frames(e: Entry) -> list[Frame]:

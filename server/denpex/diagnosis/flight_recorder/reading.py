@@ -18,9 +18,9 @@ from denpex.diagnosis.flight_recorder.model import Entry, Frame, RankDump, Sizes
 from denpex.errors import InputError
 
 MAX_DUMP_BYTES = 64 << 20  # a 2,000-entry buffer with stacks is a few MB
-# Dump format versions torch 2.4-2.13 write ("2.10" in 2.10-2.13); see docs/flight-recorder.md.
+# Dump format versions of torch 2.4-2.13 (2.13 writes "2.10"); see docs/flight-recorder.md.
 KNOWN_MAJOR = 2
-KNOWN_MINOR = range(2, 11)
+KNOWN_MINOR = range(1, 11)
 
 _PICKLE_PROTOCOLS = (2, 3, 4, 5)
 # nlohmann::json writes keys in sorted order, so the first key is one of these.
@@ -28,7 +28,7 @@ _JSON_HEAD = re.compile(
     rb'\A\s*\{\s*"(?:comm_lib_version|entries|nccl_comm_state|nccl_version|pg_config|pg_status'
     rb'|version)"\s*:'
 )
-_RANK_SUFFIX = re.compile(r"(\d+)(?:\.json|\.pkl|\.pickle)?$")
+_RANK_SUFFIX = re.compile(r"(\d+)(?:\.[A-Za-z]{1,8})?$")  # <prefix><rank>, maybe .json/.pkl
 _DIGITS = re.compile(r"\d+")
 
 
