@@ -306,3 +306,33 @@ def test_nccl_entered_by_all_but_not_completed_is_no_missing_rank(tmp_path):
     root = diagnosis(folder)
     assert root["id"] == "nccl-timeout"
     assert root["initiating_rank"] is None and root["suspect_ranks"] == []
+
+
+def test_hostile_numbers_in_a_dump_stay_bounded(tmp_path):
+    """Sequence ids far apart, a rank in pg_config beyond any job: quick, one line, no loop
+    over the gap and no list of a trillion ranks."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for rank, seqs in ((0, [1, 10**15]), (1, [1])):
+        entries = [
+            nccl_entry(i, s, "all_reduce", "completed" if s == 1 else "started")
+            for i, s in enumerate(seqs)
+        ]
+        doc = nccl_dump("2.10", entries, "[0, 1]")
+        (folder / f"nccl_trace_rank_{rank}").write_bytes(pickle.dumps(doc, protocol=2))
+    root = diagnosis(folder)
+    assert (root["initiating_rank"], root["collateral_ranks"]) == (1, [0])
+    huge = nccl_dump("2.10", [nccl_entry(0, 1, "all_reduce", "started")], f"[0, {10**12}]")
+    dump = tmp_path / "nccl_trace_rank_5"
+    dump.write_bytes(pickle.dumps(huge, protocol=2))
+    out = denpex(dump)
+    assert out.returncode == 2 and "beyond any job's size" in out.stderr
+    # int() itself refuses a 5,000-digit string: bounded before it is asked
+    long = nccl_dump("2.10", [], "[0, " + "9" * 5000 + "]")
+    dump.write_bytes(pickle.dumps(long, protocol=2))
+    out = denpex(dump)
+    assert out.returncode == 2 and "beyond any job's size" in out.stderr
+    named = tmp_path / ("nccl_trace_rank_" + "9" * 200)
+    named.write_bytes(pickle.dumps(nccl_dump("2.10", [], "[0]"), protocol=2))
+    out = denpex(named)
+    assert out.returncode == 2 and "beyond any job's size" in out.stderr

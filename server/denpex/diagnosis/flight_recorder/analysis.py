@@ -82,7 +82,8 @@ def _stuck(
     # Older entries fall out of each rank's ring buffer: compare only what all still hold.
     low = max((min(seqs) for seqs in per_rank.values()), default=1)
     high = max(max(seqs) for seqs in per_rank.values())
-    for seq in range(low, high + 1):
+    # The ids recorded, not range(low, high): a hostile dump's ids can be astronomically apart.
+    for seq in sorted({s for seqs in per_rank.values() for s in seqs if s >= low}):
         entered = {r: per_rank[r][seq][0] for r in dumped if seq in per_rank.get(r, {})}
         missing = [r for r in dumped if r not in entered]
         mismatch, odd = _mismatch({r: per_rank[r][seq] for r in entered})

@@ -18,6 +18,7 @@ from denpex.diagnosis.flight_recorder.model import Entry, Frame, RankDump, Sizes
 from denpex.errors import InputError
 
 MAX_DUMP_BYTES = 64 << 20  # a 2,000-entry buffer with stacks is a few MB
+MAX_RANKS = 1 << 20  # beyond it a rank number is hostile: the analysis lists ranks up to it
 # Dump format versions of torch 2.4-2.13 (2.13 writes "2.10"); see docs/flight-recorder.md.
 KNOWN_MAJOR = 2
 KNOWN_MINOR = range(1, 11)
@@ -80,7 +81,9 @@ def _parse(path: str, doc: dict[Any, Any]) -> RankDump:
             f"{path}: a Flight Recorder dump whose name does not end in its rank "
             "(torch writes <prefix><rank>)"
         )
-    rank = int(m.group(1))
+    rank = _rank(m.group(1))
+    if rank >= MAX_RANKS:
+        raise InputError(f"{path}: rank {rank} in the file name is beyond any job's size")
     raw_entries = _field(path, doc, "entries", list)
     entries = [_entry(path, i, e) for i, e in enumerate(raw_entries)]
     backends = {_backend(e) for e in raw_entries if isinstance(e, dict)} - {""}
@@ -93,6 +96,11 @@ def _parse(path: str, doc: dict[Any, Any]) -> RankDump:
         entries=entries,
         group_ranks=_group_ranks(path, doc.get("pg_config")),
     )
+
+
+def _rank(digits: str) -> int:
+    # Bounded before int(): a 5,000-digit "rank" would make int() itself raise.
+    return int(digits) if len(digits) <= 7 else MAX_RANKS
 
 
 def _known(version: str) -> bool:
@@ -197,11 +205,13 @@ def _group_ranks(path: str, config: object) -> dict[str, tuple[int, ...]]:
             continue
         ranks = group.get("ranks")
         if isinstance(ranks, str) and len(ranks) < 1_000_000:
-            members = tuple(int(r) for r in _DIGITS.findall(ranks))
+            members = tuple(_rank(r) for r in _DIGITS.findall(ranks))
         elif isinstance(ranks, list):
             members = tuple(r for r in ranks if isinstance(r, int) and not isinstance(r, bool))
         else:
             continue
+        if any(r >= MAX_RANKS for r in members):
+            raise InputError(f"{path}: pg_config names a rank beyond any job's size")
         if members:
             out[key] = members
     return out
