@@ -97,7 +97,7 @@ def test_labels_are_well_formed():
 def test_corpus_has_the_required_coverage():
     # Issue 10's bar: >= 150 logs, >= 40 with a determinable initiating rank, >= 15 healthy,
     # and every catalog entry that a log can show (the data-integrity entries are judged
-    # from checkpoints, not logs).
+    # from checkpoints, a rank stall from Flight Recorder dumps, not logs).
     rows = _rows()
     assert len(rows) >= 150
     assert sum(r["rank_determinable"] for r in rows) >= 40
@@ -106,6 +106,7 @@ def test_corpus_has_the_required_coverage():
         "sdc-gradual-parameter-drift",
         "sdc-transient-corruption",
         "dp-replica-divergence",
+        "rank-stall-before-collective",
     }
     assert set(catalog.entries()) - from_checkpoints <= {r["class"] for r in rows}
 

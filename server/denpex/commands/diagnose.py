@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     scanner = LogScanner()
     files = log_files(args.logs)
     dumps = DumpSet()
-    findings = diagnose_paths(args.logs, scanner, dumps)
+    findings = diagnose_paths(args.logs, scanner, dumps, look_beside=True)
     for notice in scanner.notices:
         sys.stderr.write(f"denpex: {notice}\n")
     if len(scanner.notices) == len(files) and not len(dumps):

@@ -60,12 +60,17 @@ def _natural(path: Path) -> list[tuple[int, int | str]]:
 
 
 def diagnose_paths(
-    paths: list[str], scanner: LogScanner | None = None, dumps: DumpSet | None = None
+    paths: list[str],
+    scanner: LogScanner | None = None,
+    dumps: DumpSet | None = None,
+    *,
+    look_beside: bool = False,
 ) -> list[Finding]:
     """Diagnose files ("-" is stdin) together, as one job; directories stand for the files
     under them. A missing or unreadable file is an InputError naming it; binary files are
     skipped with a notice on ``scanner.notices``. Flight Recorder dumps among them (known by
-    content) are analysed across ranks and merged with the logs' findings (kept on ``dumps``)."""
+    content) are analysed across ranks and merged with the logs' findings (kept on ``dumps``);
+    with ``look_beside``, a log's folder is searched for them when none was given."""
     scanner = scanner if scanner is not None else LogScanner()
     dumps = dumps if dumps is not None else DumpSet()
     for given in paths:
@@ -78,7 +83,7 @@ def diagnose_paths(
                     scanner.feed_file(path)
             except OSError as exc:
                 raise InputError(f"{path}: {exc.strerror or exc}") from None
-    if not len(dumps):
+    if look_beside and not len(dumps):
         _read_dumps_beside(paths, dumps, scanner.notices)
     findings = scanner.findings()
     if len(dumps):
