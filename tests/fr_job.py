@@ -10,6 +10,8 @@ torchrun's SIGTERM arrives. Scenario (argv[1]):
   subgroup  groups {0,1} and {2,3}; rank 3 never enters its group's all_reduce, rank 2
             waits in it, ranks 0-1 go on to a world all_reduce and wait there
   died      rank 3 raises an exception before the second all_reduce and leaves no dump
+
+``run_job`` (imported by the tests) runs one scenario and returns the job's folder.
 """
 
 from __future__ import annotations
@@ -17,14 +19,42 @@ from __future__ import annotations
 import datetime
 import os
 import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import _dump_fr_trace, _dump_fr_trace_json
 
 _dumped = False
+PREFIX = "fr_rank_"
+
+
+def run_job(folder: Path, scenario: str, *, json_dumps: bool = False) -> Path:
+    """A real 4-rank gloo job on the CPU; its log (train.log) and dumps land in ``folder``."""
+    folder.mkdir()
+    env = dict(os.environ)
+    env.update(
+        TORCH_FR_BUFFER_SIZE="100",
+        TORCH_FR_DUMP_TEMP_FILE=str(folder / PREFIX),
+        FR_JOB_JSON="1" if json_dumps else "0",
+        OMP_NUM_THREADS="1",
+    )
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    with open(folder / "train.log", "wb") as log:
+        proc = subprocess.run(
+            [*torchrun, "--nproc-per-node", "4", __file__, scenario],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            timeout=180,
+        )
+    assert proc.returncode != 0, "the job was meant to fail"
+    expected = 3 if scenario == "died" else 4
+    assert len(list(folder.glob(f"{PREFIX}*"))) == expected, (folder / "train.log").read_text()
+    return folder
 
 
 def dump() -> None:

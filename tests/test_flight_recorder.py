@@ -17,10 +17,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from fr_job import PREFIX, run_job
+
 ROOT = Path(__file__).resolve().parent.parent
-JOB = Path(__file__).parent / "fr_job.py"
 SCHEMA = json.loads((ROOT / "shared-schema" / "diagnosis.schema.json").read_text())
-PREFIX = "fr_rank_"
 FR_TRACE = [sys.executable, "-m", "torch.distributed.flight_recorder.fr_trace"]
 
 
@@ -31,38 +31,6 @@ def denpex(*args: str | Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
-
-
-def run_job(folder: Path, scenario: str, *, json_dumps: bool = False) -> Path:
-    """A real 4-rank gloo job on the CPU; its log and dumps land in ``folder``."""
-    folder.mkdir()
-    env = dict(os.environ)
-    env.update(
-        TORCH_FR_BUFFER_SIZE="100",
-        TORCH_FR_DUMP_TEMP_FILE=str(folder / PREFIX),
-        FR_JOB_JSON="1" if json_dumps else "0",
-        OMP_NUM_THREADS="1",
-    )
-    torchrun = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc-per-node",
-        "4",
-    ]
-    with open(folder / "train.log", "wb") as log:
-        proc = subprocess.run(
-            [*torchrun, str(JOB), scenario],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            timeout=180,
-        )
-    assert proc.returncode != 0, "the job was meant to fail"
-    expected = 3 if scenario == "died" else 4
-    assert len(list(folder.glob(f"{PREFIX}*"))) == expected, (folder / "train.log").read_text()
-    return folder
 
 
 class Jobs:

@@ -50,6 +50,11 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> Finding:
+        """The inverse of to_json, for findings a Denpex worker process sent back."""
+        return cls(**{**doc, "evidence": [Evidence(**e) for e in doc["evidence"]]})
+
 
 def diagnosis_json(findings: list[Finding]) -> dict[str, Any]:
     """The top-level diagnosis document, root-cause finding first."""

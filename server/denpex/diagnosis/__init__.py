@@ -19,7 +19,14 @@ from denpex.diagnosis.scanner import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding
 
-__all__ = ["DumpSet", "LogScanner", "diagnose_paths", "diagnose_text", "log_files"]
+__all__ = [
+    "DumpSet",
+    "LogScanner",
+    "diagnose_paths",
+    "diagnose_text",
+    "log_files",
+    "read_dumps_beside",
+]
 
 
 def diagnose_text(text: str, source: str = "<text>") -> list[Finding]:
@@ -84,7 +91,7 @@ def diagnose_paths(
             except OSError as exc:
                 raise InputError(f"{path}: {exc.strerror or exc}") from None
     if look_beside and not len(dumps):
-        _read_dumps_beside(paths, dumps, scanner.notices)
+        read_dumps_beside(paths, dumps, scanner.notices)
     findings = scanner.findings()
     if len(dumps):
         topo = scanner.topology
@@ -95,7 +102,7 @@ def diagnose_paths(
 SIBLINGS_SNIFFED = 1024
 
 
-def _read_dumps_beside(paths: list[str], dumps: DumpSet, notices: list[str]) -> None:
+def read_dumps_beside(paths: list[str], dumps: DumpSet, notices: list[str]) -> None:
     """Logs given as files, no dump among the inputs: the dumps of a job usually sit beside
     its log, so the log's folder is looked at (first bytes of each file, no subfolders)."""
     given = {os.path.realpath(p) for p in paths if p != "-"}

@@ -35,7 +35,7 @@ from denpex.finding import Finding, diagnosis_json
 from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
-from denpex.lsp.globs import Glob
+from denpex.lsp.dumps import DumpsBeside
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings, parse
 from denpex.lsp.terminals import TerminalSession
@@ -159,7 +159,8 @@ class DenpexServer(LanguageServer):
         self.terminal_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="denpex-term")
         self._terminal_backlog = 0
         self.watcher = CheckpointWatcher(self.on_drift, self.send_status, self.drift_progress)
-        self._globs: list[Glob] = []
+        self.dumps = DumpsBeside()  # Flight Recorder dumps beside open logs
+        self._globs: list[re.Pattern[str]] = []
         self._progress_tokens = 0
         self._configure_globs()
 
@@ -339,14 +340,14 @@ class DenpexServer(LanguageServer):
             log.exception("scan of %s failed", uri)
             self.tell(f"could not diagnose {uri}: {exc}", types.MessageType.Error)
             return
+        path = to_fs_path(uri) if uri.startswith("file:") else None
+        findings = await self.dumps.merge(path, scan.findings)
         if self.logs.get(uri) is not doc:
             return  # closed meanwhile
         placer = diagnostics.Placer(scan.last_line, scan.last_line_units)
-        self.scanned[uri] = diagnostics.build(scan.findings, doc.source, uri, placer)
+        self.scanned[uri] = diagnostics.build(findings, doc.source, uri, placer)
         kind = "full scan" if scan.full else "incremental scan"
-        self.log_line(
-            f"{uri}: {kind} of {scan.lines_read} line(s), {len(scan.findings)} finding(s)"
-        )
+        self.log_line(f"{uri}: {kind} of {scan.lines_read} line(s), {len(findings)} finding(s)")
         self.publish(uri, scan.version)
 
     def publish(self, uri: str, version: int | None = None) -> None:

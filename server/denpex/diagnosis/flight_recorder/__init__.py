@@ -9,7 +9,12 @@ See docs/flight-recorder.md.
 """
 
 from denpex.diagnosis.flight_recorder.analysis import analyse
-from denpex.diagnosis.flight_recorder.merge import DumpSet, merge_findings, verdict_finding
+from denpex.diagnosis.flight_recorder.merge import (
+    DumpSet,
+    merge_findings,
+    merge_verdict,
+    verdict_finding,
+)
 from denpex.diagnosis.flight_recorder.reading import NotADump, read_dump, sniff
 
 __all__ = [
@@ -17,6 +22,7 @@ __all__ = [
     "NotADump",
     "analyse",
     "merge_findings",
+    "merge_verdict",
     "read_dump",
     "sniff",
     "verdict_finding",

@@ -67,44 +67,55 @@ def merge_findings(
     rank_host: Mapping[int, str],
     rank_gpu: Mapping[int, int],
 ) -> list[Finding]:
-    verdicts = dumps.verdicts(world_size)
-    if not verdicts:
-        return log_findings
-    out = []
+    out: list[Finding] = []
     rest = list(log_findings)
-    for verdict in verdicts:
+    for verdict in dumps.verdicts(world_size):
         finding = verdict_finding(verdict, rank_host, rank_gpu)
-        culprits = {verdict.initiating} if verdict.initiating is not None else set(verdict.suspects)
-        cause = next(
-            (
-                f
-                for f in rest
-                if f.initiating_rank in culprits
-                and f.category not in _WAIT_CATEGORIES
-                and not _only_waited(f)
-            ),
-            None,
-        )
-        if cause is not None:
-            rest.remove(cause)
-            finding = _with_cause(finding, cause)
-        folded = [f for f in rest if _explained(f, verdict, culprits)]
-        for f in folded:
-            rest.remove(f)
-            # Its own initiating lines (the timeouts) first: what each waiting rank said.
-            reports = sorted(
-                (e for e in f.evidence if e.role != "context"), key=lambda e: e.role != "initiating"
-            )
-            finding.evidence.extend(
-                Evidence(e.source, e.line, e.text, e.rank, "collateral") for e in reports[:2]
-            )
-            finding.collateral_ranks = sorted(
-                (set(finding.collateral_ranks) | set(f.collateral_ranks) | _ranks_of(f)) - culprits
-            )
-            if f.id not in finding.related and f.id != finding.id:
-                finding.related.append(f.id)
-        out.append(finding)
+        merged, rest = merge_verdict(rest, finding, verdict.waiting)
+        out.append(merged)
     return out + rest
+
+
+def merge_verdict(
+    log_findings: list[Finding], finding: Finding, waiting: list[int]
+) -> tuple[Finding, list[Finding]]:
+    """One dump finding with the log's findings: (the merged finding, the log findings it
+    does not explain). ``waiting`` are the ranks the dumps show blocked in a collective."""
+    culprits = (
+        {finding.initiating_rank}
+        if finding.initiating_rank is not None
+        else set(finding.suspect_ranks)
+    )
+    rest = list(log_findings)
+    cause = next(
+        (
+            f
+            for f in rest
+            if f.initiating_rank in culprits
+            and f.category not in _WAIT_CATEGORIES
+            and not _only_waited(f)
+        ),
+        None,
+    )
+    if cause is not None:
+        rest.remove(cause)
+        finding = _with_cause(finding, cause)
+    folded = [f for f in rest if _explained(f, set(waiting), culprits)]
+    for f in folded:
+        rest.remove(f)
+        # Its own initiating lines (the timeouts) first: what each waiting rank said.
+        reports = sorted(
+            (e for e in f.evidence if e.role != "context"), key=lambda e: e.role != "initiating"
+        )
+        finding.evidence.extend(
+            Evidence(e.source, e.line, e.text, e.rank, "collateral") for e in reports[:2]
+        )
+        finding.collateral_ranks = sorted(
+            (set(finding.collateral_ranks) | set(f.collateral_ranks) | _ranks_of(f)) - culprits
+        )
+        if f.id not in finding.related and f.id != finding.id:
+            finding.related.append(f.id)
+    return finding, rest
 
 
 def _only_waited(f: Finding) -> bool:
@@ -116,17 +127,17 @@ def _ranks_of(f: Finding) -> set[int]:
     return {f.initiating_rank} if f.initiating_rank is not None else set()
 
 
-def _explained(f: Finding, verdict: Verdict, culprits: set[int]) -> bool:
+def _explained(f: Finding, waiting: set[int], culprits: set[int]) -> bool:
     """A log finding the hang explains: a report from a waiting rank, or only collateral."""
     if f.initiating_rank is None:
         return (
             f.category in _WAIT_CATEGORIES
             or not f.suspect_ranks
-            or set(f.suspect_ranks) <= (culprits | set(verdict.waiting))
+            or set(f.suspect_ranks) <= (culprits | waiting)
         )
     if f.initiating_rank in culprits:
         return _only_waited(f)
-    return f.initiating_rank in verdict.waiting
+    return f.initiating_rank in waiting
 
 
 def _with_cause(dump: Finding, cause: Finding) -> Finding:
@@ -192,6 +203,11 @@ def _ranks(ranks: list[int]) -> str:
     return ("rank " if len(ranks) == 1 else "ranks ") + compress_ranks(ranks)
 
 
+def _group_of(e: Entry) -> str:
+    # Gloo sub-groups carry the description "undefined": their name says more.
+    return e.group_desc if e.group_desc not in ("", "undefined") else f"group {e.group}"
+
+
 def _call(e: Entry) -> str:
     return f"{e.op} #{e.seq}"
 
@@ -233,14 +249,30 @@ def _story(v: Verdict, host: str | None) -> str:
             parts.append(f"Rank {r}{where} recorded no collective.")
         else:
             at = f" at {frame}" if frame else ""
-            group = last.group_desc or last.group
+            group = _group_of(last)
             parts.append(f"Rank {r}{where}: last collective {_call(last)} on {group}{at}.")
+    parts.append(_where_each_rank_is(v))
     silent = [r for r in v.undumped if r not in culprits]
     if silent:
         parts.append(f"{_ranks(silent).capitalize()} left no dump: dead, or hung before dumping.")
     if v.waiting:
         parts.append(f"{_ranks(v.waiting).capitalize()} only waited.")
     return " ".join(parts)
+
+
+def _where_each_rank_is(v: Verdict) -> str:
+    """Ranks grouped by their last collective: one clause per distinct place, so 512 ranks
+    waiting in one all_reduce read as one clause."""
+    places: dict[str, list[int]] = {}
+    for rank, dump in v.dumps.items():
+        last = last_entry(dump)
+        place = f"{_call(last)} on {_group_of(last)}" if last else "no collective"
+        places.setdefault(place, []).append(rank)
+    clauses = [
+        f"{_ranks(sorted(ranks))} last entered {place}"
+        for place, ranks in sorted(places.items(), key=lambda item: min(item[1]))
+    ]
+    return "Where each rank is: " + "; ".join(clauses) + "."
 
 
 def _evidence(v: Verdict, culprits: list[int]) -> list[Evidence]:
@@ -257,7 +289,7 @@ def _evidence(v: Verdict, culprits: list[int]) -> list[Evidence]:
         else:
             stack = " <- ".join(_short(f) for f in _user_frames(last))
             text = (
-                f"rank {rank}: last collective {_call(last)} on {last.group_desc or last.group}"
+                f"rank {rank}: last collective {_call(last)} on {_group_of(last)}"
                 + (f" at {stack}" if stack else "")
                 + f" ({last.state or '?'}, {[list(s) for s in last.input_sizes]} "
                 f"{'/'.join(last.input_dtypes) or '?'})"

@@ -1,0 +1,115 @@
+"""Flight Recorder dumps beside an open log, merged into its diagnostics.
+
+The dumps are read by ``denpex.lsp.dump_worker`` in a child process (untrusted input, like
+checkpoints); the server keeps the worker's verdicts per folder until the folder's listing
+changes, and merges them with each scan's findings (see flight_recorder.merge).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import logging
+import os
+import sys
+
+from denpex.diagnosis import SIBLINGS_SNIFFED
+from denpex.diagnosis.flight_recorder import merge_verdict, sniff
+from denpex.finding import Finding
+
+log = logging.getLogger(__name__)
+
+WORKER_TIMEOUT = 60.0
+Verdicts = list[tuple[Finding, list[int]]]
+
+
+class DumpsBeside:
+    def __init__(self) -> None:
+        # folder -> (its listing when read, the verdicts)
+        self._cache: dict[str, tuple[tuple[tuple[str, int, float], ...], Verdicts]] = {}
+
+    async def merge(self, log_path: str | None, findings: list[Finding]) -> list[Finding]:
+        if log_path is None or not os.path.isfile(log_path):
+            return findings
+        verdicts = await self._verdicts(log_path)
+        out: list[Finding] = []
+        rest = findings
+        for finding, waiting in verdicts:
+            merged, rest = merge_verdict(rest, copy.deepcopy(finding), waiting)
+            out.append(merged)
+        return out + rest
+
+    async def _verdicts(self, log_path: str) -> Verdicts:
+        folder = os.path.dirname(os.path.abspath(log_path))
+        listing = _listing(folder)
+        cached = self._cache.get(folder)
+        if cached is not None and cached[0] == listing:
+            return cached[1]
+        loop = asyncio.get_running_loop()
+        # Only the first bytes are looked at here; a folder with no dump costs no process.
+        if await loop.run_in_executor(None, _may_hold_dumps, folder, log_path):
+            verdicts = await _run_worker(log_path)
+        else:
+            verdicts = []
+        self._cache[folder] = (listing, verdicts)
+        return verdicts
+
+
+def _may_hold_dumps(folder: str, log_path: str) -> bool:
+    own = os.path.realpath(log_path)
+    try:
+        with os.scandir(folder) as it:
+            paths = sorted(e.path for e in it if e.is_file() and not e.name.startswith("."))
+    except OSError:
+        return False
+    for path in paths[:SIBLINGS_SNIFFED]:
+        if os.path.realpath(path) == own:
+            continue
+        try:
+            with open(path, "rb") as f:
+                if sniff(f.read(4096)):
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _listing(folder: str) -> tuple[tuple[str, int, float], ...]:
+    """Names, sizes and times of the folder's files: a new or rewritten dump changes it."""
+    try:
+        with os.scandir(folder) as it:
+            stats = [(e.name, e.stat()) for e in it if e.is_file()]
+    except OSError:
+        return ()
+    return tuple(sorted((n, s.st_size, s.st_mtime) for n, s in stats))
+
+
+async def _run_worker(log_path: str) -> Verdicts:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "denpex.lsp.dump_worker",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        raw, err = await asyncio.wait_for(
+            proc.communicate(json.dumps({"log": log_path}).encode()), WORKER_TIMEOUT
+        )
+    except TimeoutError:
+        proc.kill()
+        log.warning("dump worker for %s timed out", log_path)
+        return []
+    try:
+        msg = json.loads(raw.decode("utf-8", "replace").strip().splitlines()[-1])
+        verdicts = [(Finding.from_json(v["finding"]), list(v["waiting"])) for v in msg["verdicts"]]
+    except (ValueError, KeyError, IndexError, TypeError):
+        log.warning(
+            "dump worker for %s failed: %s", log_path, err.decode("utf-8", "replace")[-500:]
+        )
+        return []
+    for notice in msg.get("notices", []):
+        log.info("%s", notice)
+    return verdicts
