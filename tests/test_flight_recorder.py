@@ -304,3 +304,24 @@ def test_hostile_numbers_in_a_dump_stay_bounded(tmp_path):
     named.write_bytes(pickle.dumps(nccl_dump("2.10", [], "[0]"), protocol=2))
     out = denpex(named)
     assert out.returncode == 2 and "beyond any job's size" in out.stderr
+
+
+def test_nccl_op_mismatch_same_culprit_as_fr_trace(tmp_path):
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for rank in range(4):
+        op = "all_gather" if rank == 1 else "all_reduce"
+        entries = [nccl_entry(0, 1, "all_reduce", "completed"), nccl_entry(1, 2, op, "started")]
+        doc = nccl_dump("2.10", entries, "[0, 1, 2, 3]")
+        (folder / f"nccl_trace_rank_{rank}").write_bytes(pickle.dumps(doc, protocol=2))
+    root = diagnosis(folder)
+    assert (root["id"], root["initiating_rank"], root["collateral_ranks"]) == (
+        "collective-mismatch",
+        1,
+        [0, 2, 3],
+    )
+    assert "op: all_reduce on ranks 0,2-3, all_gather on rank 1" in root["root_cause"]
+    out = subprocess.run(
+        [*FR_TRACE, str(folder), "-p", "nccl_trace_rank_"], capture_output=True, text=True
+    )
+    assert "Culprit rank 1; Error type: COLLECTIVE_TYPE_MISMATCH" in out.stdout + out.stderr
