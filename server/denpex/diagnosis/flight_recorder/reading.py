@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from denpex import safepickle
@@ -86,6 +87,7 @@ def _parse(path: str, doc: dict[Any, Any]) -> RankDump:
         raise InputError(f"{path}: rank {rank} in the file name is beyond any job's size")
     raw_entries = _field(path, doc, "entries", list)
     entries = [_entry(path, i, e) for i, e in enumerate(raw_entries)]
+    _add_last_stack(entries, raw_entries)
     backends = {_backend(e) for e in raw_entries if isinstance(e, dict)} - {""}
     return RankDump(
         rank=rank,
@@ -101,6 +103,15 @@ def _parse(path: str, doc: dict[Any, Any]) -> RankDump:
 def _rank(digits: str) -> int:
     # Bounded before int(): a 5,000-digit "rank" would make int() itself raise.
     return int(digits) if len(digits) <= 7 else MAX_RANKS
+
+
+def _add_last_stack(entries: list[Entry], raw: list[Any]) -> None:
+    """The stack of the rank's last collective only, the one a finding shows: parsing every
+    frame of a 2,000-entry buffer per rank was most of the reading time, and memory."""
+    collectives = [i for i, e in enumerate(entries) if not e.is_p2p and e.seq > 0]
+    if collectives:
+        i = max(collectives, key=lambda i: entries[i].record_id)
+        entries[i] = replace(entries[i], frames=_frames(raw[i].get("frames")))
 
 
 def _known(version: str) -> bool:
@@ -156,7 +167,7 @@ def _entry(path: str, index: int, raw: object) -> Entry:
         output_dtypes=_strings(raw.get("output_dtypes")),
         state=raw["state"] if isinstance(raw.get("state"), str) else "",
         time_created_ns=_opt_int(raw.get("time_created_ns")),
-        frames=_frames(raw.get("frames")),
+        frames=(),  # see _add_last_stack
     )
 
 
