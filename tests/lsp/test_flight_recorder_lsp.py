@@ -11,7 +11,7 @@ from lsp_harness import start, stop
 from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/fr_job.py
-from fr_job import run_job  # noqa: E402
+from fr_job import run_job
 
 STALL = "rank-stall-before-collective"
 
