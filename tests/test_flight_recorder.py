@@ -325,3 +325,29 @@ def test_nccl_op_mismatch_same_culprit_as_fr_trace(tmp_path):
         [*FR_TRACE, str(folder), "-p", "nccl_trace_rank_"], capture_output=True, text=True
     )
     assert "Culprit rank 1; Error type: COLLECTIVE_TYPE_MISMATCH" in out.stdout + out.stderr
+
+
+def test_oversized_and_malformed_dumps_get_one_line(tmp_path):
+    big = tmp_path / "nccl_trace_rank_0"
+    with open(big, "wb") as f:
+        f.write(b"\x80\x02")
+        f.truncate(65 << 20)
+    out = denpex(big)
+    assert out.returncode == 2 and "too large for a dump" in out.stderr
+    bad = tmp_path / "nccl_trace_rank_1"
+    doc = nccl_dump("2.10", [nccl_entry(0, 1, "all_reduce", "started")], "[0, 1]")
+    doc["entries"][0]["collective_seq_id"] = "1"
+    bad.write_bytes(pickle.dumps(doc, protocol=2))
+    out = denpex(bad)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "'collective_seq_id' is not int" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_verification_commands_quote_the_dump_folder(jobs, tmp_path):
+    folder = tmp_path / "job $(touch pwned)"
+    folder.mkdir()
+    for dump in jobs["skip"].glob(f"{PREFIX}*"):
+        shutil.copy(dump, folder / dump.name)
+    root = diagnosis(folder)
+    fr_trace = next(v for v in root["verification"] if "fr_trace" in v)
+    assert f"fr_trace '{folder}' -p {PREFIX} " in fr_trace
