@@ -351,3 +351,13 @@ def test_verification_commands_quote_the_dump_folder(jobs, tmp_path):
     root = diagnosis(folder)
     fr_trace = next(v for v in root["verification"] if "fr_trace" in v)
     assert f"fr_trace '{folder}' -p {PREFIX} " in fr_trace
+
+
+def test_json_lines_log_that_starts_like_a_dump_is_read_as_a_log(tmp_path):
+    log = tmp_path / "train.jsonl"
+    line = '{"version": "1.0", "msg": "step done"}\n'
+    oom = "torch.cuda.OutOfMemoryError: CUDA out of memory.\n"  # a plain line among them
+    log.write_text(line * 10 + oom)
+    out = denpex("--json", log)
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout)["findings"][0]["id"] == "cuda-oom"

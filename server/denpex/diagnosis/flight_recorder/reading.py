@@ -53,6 +53,8 @@ def read_dump(path: str, kind: str) -> RankDump:
     with open(path, "rb") as f:
         data = f.read(MAX_DUMP_BYTES + 1)
     if len(data) > MAX_DUMP_BYTES:
+        if kind == "json":
+            raise NotADump  # a large JSON-lines log can start like a dump: read it as a log
         raise InputError(f"{path}: over {MAX_DUMP_BYTES >> 20} MiB, too large for a dump")
     if kind == "pickle":
         doc = safepickle.loads(data, what=path)
