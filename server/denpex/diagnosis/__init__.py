@@ -9,12 +9,16 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
 
-from denpex.diagnosis.flight_recorder import DumpSet, NotADump, merge_findings, read_dump, sniff
+from denpex.diagnosis.flight_recorder import (
+    DumpSet,
+    merge_findings,
+    read_dumps_beside,
+    read_if_dump,
+)
 from denpex.diagnosis.scanner import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding
@@ -25,7 +29,6 @@ __all__ = [
     "diagnose_paths",
     "diagnose_text",
     "log_files",
-    "read_dumps_beside",
 ]
 
 
@@ -86,7 +89,7 @@ def diagnose_paths(
                 scanner.feed_stream("<stdin>", sys.stdin.buffer)
                 continue
             try:
-                if not _read_if_dump(path, dumps, scanner.notices, in_folder=path != given):
+                if not read_if_dump(path, dumps, scanner.notices, in_folder=path != given):
                     scanner.feed_file(path)
             except OSError as exc:
                 raise InputError(f"{path}: {exc.strerror or exc}") from None
@@ -97,55 +100,3 @@ def diagnose_paths(
         topo = scanner.topology
         findings = merge_findings(findings, dumps, topo.world_size, topo.rank_host, topo.rank_gpu)
     return findings
-
-
-SIBLINGS_SNIFFED = 1024
-
-
-def read_dumps_beside(paths: list[str], dumps: DumpSet, notices: list[str]) -> None:
-    """Logs given as files, no dump among the inputs: the dumps of a job usually sit beside
-    its log, so the log's folder is looked at (first bytes of each file, no subfolders)."""
-    given = {os.path.realpath(p) for p in paths if p != "-"}
-    folders = {
-        os.path.dirname(os.path.realpath(p)) for p in paths if p != "-" and os.path.isfile(p)
-    }
-    for folder in sorted(folders):
-        with os.scandir(folder) as it:
-            siblings = sorted(
-                (e.path for e in it if not e.name.startswith(".") and e.is_file()), key=_natural_str
-            )[:SIBLINGS_SNIFFED]
-        found = 0
-        for path in siblings:
-            if os.path.realpath(path) not in given:
-                found += _read_if_dump(path, dumps, notices, in_folder=True)
-        if found:
-            notices.append(f"{folder}: read {found} Flight Recorder dump(s) beside the log")
-
-
-def _natural_str(path: str) -> list[tuple[int, int | str]]:
-    return _natural(Path(path))
-
-
-def _read_if_dump(path: str, dumps: DumpSet, notices: list[str], *, in_folder: bool) -> bool:
-    """True when ``path`` is a Flight Recorder dump (read into ``dumps``, or refused). A dump
-    refused inside a folder is skipped with a notice, so the rest of the job is still read; a
-    dump named on the command line is an InputError (exit 2)."""
-    if not os.path.isfile(path):
-        return False  # a pipe: read once, as a log
-    with open(path, "rb") as f:
-        kind = sniff(f.read(4096))
-    if kind is None:
-        return False
-    try:
-        dump = read_dump(path, kind)
-    except NotADump:
-        return False  # another pickle (skipped as binary) or JSON text
-    except InputError as exc:
-        if not in_folder:
-            raise
-        notices.append(f"skipped: {exc}")
-        return True
-    notice = dumps.add(dump)
-    if notice:
-        notices.append(notice)
-    return True

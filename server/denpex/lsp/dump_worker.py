@@ -19,8 +19,7 @@ from denpex.lsp import guard
 
 
 def run_job(job: dict[str, Any], out: TextIO) -> int:
-    from denpex.diagnosis import DumpSet, read_dumps_beside
-    from denpex.diagnosis.flight_recorder import verdict_finding
+    from denpex.diagnosis.flight_recorder import DumpSet, read_dumps_beside, verdict_finding
 
     dumps = DumpSet()
     notices: list[str] = []

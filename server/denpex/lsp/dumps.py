@@ -14,8 +14,7 @@ import logging
 import os
 import sys
 
-from denpex.diagnosis import SIBLINGS_SNIFFED
-from denpex.diagnosis.flight_recorder import merge_verdict, sniff
+from denpex.diagnosis.flight_recorder import may_be_dump, merge_verdict, siblings
 from denpex.finding import Finding
 
 log = logging.getLogger(__name__)
@@ -48,7 +47,7 @@ class DumpsBeside:
             return cached[1]
         loop = asyncio.get_running_loop()
         # Only the first bytes are looked at here; a folder with no dump costs no process.
-        if await loop.run_in_executor(None, _may_hold_dumps, folder, log_path):
+        if await loop.run_in_executor(None, _may_hold_dumps, log_path):
             verdicts = await _run_worker(log_path)
         else:
             verdicts = []
@@ -56,23 +55,8 @@ class DumpsBeside:
         return verdicts
 
 
-def _may_hold_dumps(folder: str, log_path: str) -> bool:
-    own = os.path.realpath(log_path)
-    try:
-        with os.scandir(folder) as it:
-            paths = sorted(e.path for e in it if e.is_file() and not e.name.startswith("."))
-    except OSError:
-        return False
-    for path in paths[:SIBLINGS_SNIFFED]:
-        if os.path.realpath(path) == own:
-            continue
-        try:
-            with open(path, "rb") as f:
-                if sniff(f.read(4096)):
-                    return True
-        except OSError:
-            continue
-    return False
+def _may_hold_dumps(log_path: str) -> bool:
+    return any(may_be_dump(p) for p in siblings(log_path))
 
 
 def _listing(folder: str) -> tuple[tuple[str, int, float], ...]:

@@ -9,6 +9,12 @@ See docs/flight-recorder.md.
 """
 
 from denpex.diagnosis.flight_recorder.analysis import analyse
+from denpex.diagnosis.flight_recorder.inputs import (
+    may_be_dump,
+    read_dumps_beside,
+    read_if_dump,
+    siblings,
+)
 from denpex.diagnosis.flight_recorder.merge import (
     DumpSet,
     merge_findings,
@@ -21,9 +27,13 @@ __all__ = [
     "DumpSet",
     "NotADump",
     "analyse",
+    "may_be_dump",
     "merge_findings",
     "merge_verdict",
     "read_dump",
+    "read_dumps_beside",
+    "read_if_dump",
+    "siblings",
     "sniff",
     "verdict_finding",
 ]
