@@ -37,11 +37,7 @@ class Entry:
     output_sizes: Sizes
     output_dtypes: tuple[str, ...]
     state: str  # scheduled, started, completed (gloo leaves every entry "scheduled")
-    time_created_ns: int | None
     frames: tuple[Frame, ...]
-
-    def signature(self) -> tuple[str, Sizes, tuple[str, ...], Sizes, tuple[str, ...]]:
-        return (self.op, self.input_sizes, self.input_dtypes, self.output_sizes, self.output_dtypes)
 
     def user_frame(self) -> Frame | None:
         """The innermost frame outside torch: the caller's line."""

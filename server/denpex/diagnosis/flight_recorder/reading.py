@@ -138,11 +138,6 @@ def _field(path: str, doc: dict[Any, Any], key: str, kind: type) -> Any:
     return value
 
 
-def _opt_int(value: object) -> int | None:
-    # The JSON form writes 0 for "never" where the pickle writes None.
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
 def _entry(path: str, index: int, raw: object) -> Entry:
     where = f"{path}: entry {index}"
     if not isinstance(raw, dict):
@@ -168,7 +163,6 @@ def _entry(path: str, index: int, raw: object) -> Entry:
         output_sizes=_sizes(where, raw.get("output_sizes")),
         output_dtypes=_strings(raw.get("output_dtypes")),
         state=raw["state"] if isinstance(raw.get("state"), str) else "",
-        time_created_ns=_opt_int(raw.get("time_created_ns")),
         frames=(),  # see _add_last_stack
     )
 
