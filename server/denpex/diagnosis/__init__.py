@@ -19,6 +19,7 @@ from denpex.diagnosis.flight_recorder import (
     read_dumps_beside,
     read_if_dump,
 )
+from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.scanner import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding
@@ -86,6 +87,8 @@ def diagnose_paths(
     for given in paths:
         for path in log_files([given]):
             if path == "-":
+                if sys.stdin is None:  # started with `<&-`
+                    raise InputError("-: standard input is closed")
                 scanner.feed_stream("<stdin>", sys.stdin.buffer)
                 continue
             try:

@@ -36,6 +36,7 @@ from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
 from denpex.lsp.dumps import DumpsBeside
+from denpex.lsp.globs import Glob
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings, parse
 from denpex.lsp.terminals import TerminalSession
@@ -160,7 +161,7 @@ class DenpexServer(LanguageServer):
         self._terminal_backlog = 0
         self.watcher = CheckpointWatcher(self.on_drift, self.send_status, self.drift_progress)
         self.dumps = DumpsBeside()  # Flight Recorder dumps beside open logs
-        self._globs: list[re.Pattern[str]] = []
+        self._globs: list[Glob] = []
         self._progress_tokens = 0
         self._configure_globs()
 

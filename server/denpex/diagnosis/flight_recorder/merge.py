@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -24,6 +23,11 @@ MISMATCH_ID = "collective-mismatch"
 TIMEOUT_ID = "nccl-timeout"
 _IDS = {"stall": STALL_ID, "no-dump": STALL_ID, "mismatch": MISMATCH_ID}
 STACK_FRAMES = 4
+_DUMP_COMMANDS = (
+    "TORCH_NCCL_DESYNC_DEBUG=1 TORCH_DISTRIBUTED_DEBUG=DETAIL <your usual launch command>",
+    "python -m torch.distributed.flight_recorder.fr_trace {dumps} -p {prefix} "
+    "--allow-incomplete-ranks",
+)
 # Log findings that only describe the wait (or its teardown): the dumps explain them.
 _WAIT_CATEGORIES = {"communication", "launcher"}
 # A culprit's own "exception" can be its wait timing out too (gloo raises one in the waiting
@@ -147,9 +151,10 @@ def _with_cause(dump: Finding, cause: Finding) -> Finding:
     cause.evidence = cause.evidence + [e for e in dump.evidence if e.rank == cause.initiating_rank]
     cause.evidence += [e for e in dump.evidence if e.rank != cause.initiating_rank][:4]
     cause.root_cause = f"{dump.root_cause}\n{cause.root_cause}"
-    cause.verification = cause.verification + [
-        v for v in dump.verification if v not in cause.verification
-    ]
+    for command, runnable in zip(dump.verification, dump.verification_runnable, strict=True):
+        if command not in cause.verification:
+            cause.verification.append(command)
+            cause.verification_runnable.append(runnable)
     cause.confidence = max(cause.confidence, dump.confidence)
     if dump.id not in cause.related and dump.id != cause.id:
         cause.related.insert(0, dump.id)
@@ -170,16 +175,14 @@ def verdict_finding(
     collateral = sorted(set(verdict.waiting) - set(culprits))
     any_dump = next(iter(verdict.dumps.values()))
     directory, prefix = os.path.split(any_dump.prefix)
-    quoted = {k: shlex.quote(str(v)) for k, v in (("rank", rank), ("host", host)) if v is not None}
-    commands = [
-        "TORCH_NCCL_DESYNC_DEBUG=1 TORCH_DISTRIBUTED_DEBUG=DETAIL <your usual launch command>",
-        "python -m torch.distributed.flight_recorder.fr_trace "
-        f"{shlex.quote(directory or '.')} -p {shlex.quote(prefix)} --allow-incomplete-ranks",
-    ]
+    values = {"rank": rank, "host": host, "dumps": directory or ".", "prefix": prefix}
+    # fill_template shell-quotes each value and says whether the command can run as shown.
+    commands = [catalog.fill_template(t, values) for t in _DUMP_COMMANDS]
     commands += [
         c
-        for c in catalog.verification_commands(spec, quoted)
-        if c not in commands and not re.search(r"<(log|pid|dump dir)>", c)
+        for c in catalog.verification_commands(spec, values)
+        if c.text not in {d.text for d in commands}
+        and not re.search(r"<(log|pid|dump dir)>", c.text)
     ]
     return Finding(
         id=entry_id,
@@ -194,7 +197,8 @@ def verdict_finding(
         evidence=_evidence(verdict, culprits),
         root_cause=f"{_story(verdict, host)} {spec['quick_answer'].strip()}",
         fix="\n".join(f"{i}. {step}" for i, step in enumerate(spec["fix"], 1)),
-        verification=commands,
+        verification=[c.text for c in commands],
+        verification_runnable=[c.runnable for c in commands],
         related=[r for r in spec.get("related", []) if r != entry_id],
     )
 
