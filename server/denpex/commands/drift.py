@@ -88,6 +88,10 @@ def _emit(report: dict[str, Any], as_json: bool) -> int:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         sys.stdout.write(render_human(report) + "\n")
+    if report["verdict"] == "not_comparable":  # never "equal" when nothing was compared
+        sys.stdout.flush()
+        sys.stderr.write(f"denpex: error: {report['notes'][0]}\n")
+        return 2
     return 1 if report["flagged"] else 0
 
 

@@ -37,7 +37,9 @@ _FIELDS = (
     "top_row_share",
     "top_col",
     "top_col_share",
+    "non_finite",
 )
+_COUNTS = ("mismatched", "top_row", "top_col", "non_finite")
 
 
 def is_torchrun() -> bool:
@@ -131,7 +133,7 @@ class ShardedKernel(Kernel):
         self._dist.all_reduce(figures, op=self._dist.ReduceOp.SUM)
         for t, row in zip(owned, figures.cpu().tolist(), strict=True):
             for f, v in zip(_FIELDS, row, strict=True):
-                setattr(t, f, int(v) if f in ("mismatched", "top_row", "top_col") else v)
+                setattr(t, f, int(v) if f in _COUNTS else v)
         # A comparison that failed on its owner (status/note) is rare and small: gather it.
         failed = {t.name: (t.status, t.note) for t in mine if t.status != "ok"}
         gathered: list[Any] = [None] * self.world
