@@ -288,14 +288,22 @@ def test_a_rank_missing_a_tensor_or_a_step_disagrees(tmp_path: Path) -> None:
     assert any("rank 2" in n and "b.weight" in n for n in report["notes"]), report["notes"]
 
     save_file(sd, str(root / "step_20" / "rank_2.safetensors"))
-    (root / "step_30" / "rank_1.safetensors").unlink()
+    (root / "step_20" / "rank_1.safetensors").unlink()
     done = denpex("replicas", root, "--json")
     assert done.returncode == 1, done.stdout[-3000:]
     report = json.loads(done.stdout)
     _validate(report)
-    assert report["faulty_rank"] == 1 and report["onset_step"] == 30
-    assert report["points"][-1]["disagreeing_ranks"] == [1]
-    assert any("rank 1" in n and "step 30" in n for n in report["notes"]), report["notes"]
+    assert report["faulty_rank"] == 1 and report["onset_step"] == 20
+    assert report["points"][1]["disagreeing_ranks"] == [1]
+    assert report["points"][1]["absent_ranks"] == {"1": "no checkpoint at step 20"}
+    assert any("rank 1" in n and "step 20" in n for n in report["notes"]), report["notes"]
+
+    # The newest step may still be landing: a rank missing there alone is named, not judged.
+    save_file(sd, str(root / "step_20" / "rank_1.safetensors"))
+    (root / "step_30" / "rank_1.safetensors").unlink()
+    done = denpex("replicas", root, "--json")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert any("step 30, the last, lacks ranks 1" in n for n in json.loads(done.stdout)["notes"])
 
 
 @pytest.mark.parametrize("value", ["nan", "-1", "inf", "-inf"])

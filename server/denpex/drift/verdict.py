@@ -873,6 +873,15 @@ def assess_replicas(
     trend: dict[str, Any] = {"fingerprint": "replicas"}
     notes: list[str] = []
     ranks = sorted({r for s in series for r in (*s.ranks, *s.absent)})
+    if series[-1].absent:
+        # The newest step may still be landing (watch, a probe mid-write): its missing ranks
+        # are named, not judged. Absent at any earlier step, a rank disagrees.
+        late = series[-1]
+        notes.append(
+            f"step {late.step}, the last, lacks ranks {', '.join(map(str, sorted(late.absent)))}: "
+            "not judged there (still being written?)"
+        )
+        late.absent = {}
     first_off: dict[int, int] = {}
     steps_off: dict[int, int] = {}
     for s in series:
