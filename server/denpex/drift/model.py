@@ -20,7 +20,7 @@ def fold_max(a: float, b: float) -> float:
     return a if math.isnan(a) or a >= b else b
 
 
-@dataclass
+@dataclass(slots=True)  # one per tensor per step: thousands of steps hold many
 class TensorDiff:
     """One tensor of one step: run versus reference (or replica versus majority)."""
 

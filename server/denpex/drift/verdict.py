@@ -235,20 +235,26 @@ def _corroborated_levers(
     j of a matmul lands in its weight's row j and in the consumer's column j (or the paired
     q/k row j). Round-off concentrations are weak and land on unrelated indices, so the bar
     can sit far lower than for one tensor alone and needs no calibration window."""
-    # (axis length, index) -> per step: {tensor: (lift, axis, excess)}
-    groups: dict[tuple[int, int], list[dict[str, tuple[float, str, float]]]] = {}
+    # (axis length, index) -> {step index: {tensor: (lift, axis, excess)}}. Sparse: the top
+    # index wanders from step to step, so a dense list per group grew with steps squared.
+    groups: dict[tuple[int, int], dict[int, dict[str, tuple[float, str, float]]]] = {}
     for name, track in tracks.items():
         for i, t in enumerate(track):
             if t is None or not _localised(t):
                 continue
             for axis, n, idx, share in _axes(t):
-                members = groups.setdefault((n, idx), [{} for _ in steps])[i]
+                members = groups.setdefault((n, idx), {}).setdefault(i, {})
                 lift = n * share
                 if lift > members.get(name, (0.0, "", 0.0))[0]:
                     members[name] = (lift, axis, _excess(t, n, share))
     out = []
     for (n, idx), per_step in groups.items():
-        pairs = [sorted(m.items(), key=lambda kv: -kv[1][0])[:2] for m in per_step]
+        if len(per_step) < 2 or not any(len(m) >= 2 for m in per_step.values()):
+            continue  # a lever needs a pair at two checkpoints at least
+        pairs = [
+            sorted(per_step[i].items(), key=lambda kv: -kv[1][0])[:2] if i in per_step else []
+            for i in range(len(steps))
+        ]
         start = _runs([len(p) == 2 and p[1][1][0] >= CORROBORATED for p in pairs])
         if start is None:
             continue
@@ -433,11 +439,19 @@ def _step_change(
     def spread(diff_sq: float, max_abs: float) -> bool:
         return max_abs * max_abs < JUMP_SINGLE * diff_sq
 
-    def held(rels: list[float | None], i: int) -> int | None:
-        bar = STEP_HOLD * STEP_REL
-        if all(r is None or r >= bar for r in rels[i + 1 :]):
-            return max(k for k in range(i, len(rels)) if rels[k] is not None)
-        return None
+    def held(rels: list[float | None]) -> list[int | None]:
+        """Per index: the last index the change holds to when it appears there (None when
+        it falls back below the bar later). One backward pass: linear in the steps."""
+        out: list[int | None] = [None] * len(rels)
+        last: int | None = None
+        holds = True
+        for k in range(len(rels) - 1, -1, -1):
+            out[k] = (last if last is not None else k) if holds else None
+            r = rels[k]
+            if r is not None:
+                last = k if last is None else last
+                holds = holds and r >= STEP_HOLD * STEP_REL
+        return out
 
     def rises(rels: list[float | None], i: int) -> bool:
         r, before = rels[i], rels[i - 1] if i else None
@@ -455,7 +469,7 @@ def _step_change(
             continue
         if i and not rises(whole, i):
             continue
-        until = held(whole, i)
+        until = held(whole)[i]
         if until is not None:
             found = _Change(s.step, steps[i - 1] if i else None, [], r, steps[until])
         break
@@ -464,6 +478,7 @@ def _step_change(
             t.rel_l2 if t is not None and t.ref_sq > 0 and math.isfinite(t.diff_sq) else None
             for t in track
         ]
+        holds: list[int | None] | None = None
         for i in range(1, len(track)):
             t = track[i]
             if found is not None and steps[i] > found.step:
@@ -472,7 +487,8 @@ def _step_change(
                 continue
             if not spread(t.diff_sq, t.max_abs):
                 continue
-            until = held(rels, i)
+            holds = holds or held(rels)
+            until = holds[i]
             if until is None:
                 continue
             rel = rels[i] or 0.0
