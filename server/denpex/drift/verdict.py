@@ -5,8 +5,11 @@ parameters whose true gradient is near zero (attention key biases), which random
 carry almost all of the global distance. A trend test on the global L2 fires on every such
 rerun, so the verdict looks at *where* the divergence sits rather than how much there is:
 
-1. identical: every compared element equal at every step.
-2. sudden_jump: between two checkpoints one element of one tensor moves far outside the
+0. not_comparable: no tensor could be compared at any step (never "identical").
+1. identical: every compared element equal at every step (NaN/Inf never is).
+2. step_change: a tensor, or the whole model, moves by the order of its own norm at one
+   checkpoint and stays there (zeroed, rescaled, sign-flipped or replaced weights).
+   sudden_jump: between two checkpoints one element of one tensor moves far outside the
    tensor's healthy range (a bit flip), and the tensor does not keep growing afterwards.
 3. gradual_drift: a tensor's divergence leaves its noise floor and stays out, and the excess
    keeps growing (Mann-Kendall on the excess, Sen's slope, growth shape). Leaving the floor
@@ -72,7 +75,9 @@ _STATUS_WORDS = {
 
 @dataclass
 class Assessment:
-    verdict: str  # identical | within_noise | gradual_drift | sudden_jump | replica_divergence
+    # not_comparable | identical | within_noise | gradual_drift | sudden_jump | step_change |
+    # replica_divergence
+    verdict: str
     flagged: bool
     onset_step: int | None
     faulty_rank: int | None
