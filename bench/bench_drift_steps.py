@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+SERVER = str(Path(__file__).resolve().parents[1] / "server")
+sys.path.insert(0, SERVER)
 from denpex.probe.records import FORMAT, RecordWriter, encode_sketch  # noqa: E402
 
 TENSORS, SIZE, SKETCHED, SKETCH = 8, 256, 4, 64
@@ -77,6 +79,7 @@ def measure(run: Path, ref: Path) -> tuple[float, float, str]:
         [sys.executable, "-m", "denpex", "drift", str(run), "--ref", str(ref), "--json"],
         capture_output=True,
         text=True,
+        env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or SERVER},
     )
     seconds = time.perf_counter() - t0
     if done.returncode not in (0, 1):
