@@ -247,6 +247,7 @@ def test_a_run_that_compares_nothing_is_not_comparable(tmp_path: Path, case: str
     report = json.loads(done.stdout)
     _validate(report)
     assert report["verdict"] == "not_comparable" and not report["flagged"]
+    assert report["points"][0]["l2"] is None  # no distance, rather than a distance of 0
     assert not any("every compared element is equal" in n for n in report["notes"])
     human = denpex("drift", run, "--ref", ref)
     _one_line_error(human)

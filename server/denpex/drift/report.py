@@ -42,13 +42,16 @@ def _figures(s: StepDiff) -> dict[str, Any]:
         {"name": t.name, "status": t.status, "note": t.note} for t in s.tensors if t.status != "ok"
     ]
     dtypes = sorted({t.compared_dtype for t in s.tensors if t.status == "ok"})
+    compared = sum(1 for t in s.tensors if t.status == "ok")
+    # Nothing compared at this step: no distance, rather than a distance of 0.
+    known = _num if compared else lambda x: None
     return {
-        "l2": _num(s.l2),
-        "rel_l2": _num(s.rel_l2),
-        "max_abs": _num(s.max_abs),
+        "l2": known(s.l2),
+        "rel_l2": known(s.rel_l2),
+        "max_abs": known(s.max_abs),
         "mismatched_elements": s.mismatched,
         "non_finite_elements": s.non_finite,
-        "tensors_compared": sum(1 for t in s.tensors if t.status == "ok"),
+        "tensors_compared": compared,
         "tensors_missing": missing,
         "compared_dtype": dtypes[0] if len(dtypes) == 1 else "mixed" if dtypes else None,
         "top_tensors": [_tensor_json(t) for t in s.top_tensors(TOP_K) if t.differs],
