@@ -104,6 +104,12 @@ def _buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 
 
 def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
+    # Inf - Inf and overflows are counted below as non-finite; numpy's warning is noise.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _reduce_block(x, y, r0)
+
+
+def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
     d = np.subtract(x, y, out=_buffer("d", x.shape, x.dtype))
     # x - y == 0 exactly when x == y (IEEE, gradual underflow): count on the bit pattern,
     # which numpy counts far faster than floats.
