@@ -17,6 +17,21 @@ _KEY_HELP = (
 )
 
 
+def _tolerance(text: str) -> float:
+    """Checked as the command line is read, so `watch` refuses it before it starts."""
+    from denpex.drift.api import check_tolerance
+    from denpex.errors import InputError
+
+    try:
+        value = float(text)
+        check_tolerance(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the drift-report JSON")
     p.add_argument("--device", default="auto", help=_DEVICE_HELP)
@@ -41,6 +56,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--gpu", type=int, help="local GPU index the run trained on (fills dcgmi)")
     p.add_argument("--host", help="host the run trained on")
+    p.add_argument(
+        "--distributed",
+        action="store_true",
+        help="split the comparison across processes started without torchrun "
+        "(RANK, WORLD_SIZE, MASTER_PORT from the environment; MASTER_ADDR defaults to "
+        "127.0.0.1); under torchrun this is automatic",
+    )
     _common(p)
     p.set_defaults(func=_drift)
 
@@ -52,7 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("run", help="directory of steps holding rank_<N> checkpoints")
     p.add_argument(
         "--tolerance",
-        type=float,
+        type=_tolerance,
         default=0.0,
         help="per-tensor max |Δ| forgiven (tied/synced weights); default 0: bitwise",
     )
@@ -70,7 +92,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("dirs", nargs="+", help="run directories to watch")
     p.add_argument("--ref", help="reference run (default: replica mode on rank_<N> layouts)")
     p.add_argument("--noise-ref", help="a second healthy run calibrating the noise floor")
-    p.add_argument("--tolerance", type=float, default=0.0, help="replica mode: see `replicas`")
+    p.add_argument("--tolerance", type=_tolerance, default=0.0, help="replica mode: see `replicas`")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between stability polls")
     p.add_argument(
         "--exit-after",
@@ -88,6 +110,10 @@ def _emit(report: dict[str, Any], as_json: bool) -> int:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         sys.stdout.write(render_human(report) + "\n")
+    if report["verdict"] == "not_comparable":  # never "equal" when nothing was compared
+        sys.stdout.flush()
+        sys.stderr.write(f"denpex: error: {report['notes'][0]}\n")
+        return 2
     return 1 if report["flagged"] else 0
 
 
@@ -95,7 +121,7 @@ def _drift(args: argparse.Namespace) -> int:
     # Imported here, not at registration: it pulls numpy into every `denpex` command.
     from denpex.drift.distributed import session
 
-    with session(args.device):
+    with session(args.device, requested=args.distributed):
         return _drift_one(args)
 
 

@@ -6,6 +6,7 @@ prints it, the language server calls these in a worker process.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from collections.abc import Callable
@@ -24,6 +25,12 @@ from denpex.errors import InputError
 
 Progress = Callable[[int, int], None]
 Pairs = list[tuple[Checkpoint, Checkpoint]]
+
+
+def check_tolerance(tolerance: float) -> None:
+    """NaN would compare false with every difference and forgive it; Inf forgives all."""
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise InputError(f"--tolerance {tolerance}: expected a finite number >= 0")
 
 
 def resolve_device(device: str) -> str:
@@ -223,8 +230,15 @@ def compare_replica_steps(
     warnings: list[str],
     on_bytes: Callable[[int], None],
 ) -> list[ReplicaStep]:
+    """Each step's replicas against their majority. A rank of the job with no checkpoint at
+    a step, or an unreadable one, is ``absent`` there: it disagrees, it is never skipped."""
+    job = sorted({r for cp in cps for r in cp.ranks})
+    if len(job) < 2:
+        warnings.append(f"fewer than two replicas (ranks {job})")
+        return []
     out: list[ReplicaStep] = []
     for cp in cps:
+        absent = {r: f"no checkpoint at step {cp.step}" for r in job if r not in cp.ranks}
         cache_key = f"replicas|{key}|{tolerance}|" + "||".join(
             f"{r}={fingerprint(p)}" for r, p in cp.ranks.items()
         )
@@ -235,15 +249,19 @@ def compare_replica_steps(
                 reader = _open(path, key, f"rank {rank}", cp.step, warnings)
                 if reader is not None:
                     readers[rank] = reader
+                else:
+                    absent[rank] = f"checkpoint at step {cp.step} unreadable"
             try:
-                if len(readers) < 2:
-                    warnings.append(f"step {cp.step}: fewer than two readable replicas")
-                    continue
-                cached = compare_replicas(cp.step, readers, kernel, tolerance, on_bytes)
+                if not readers:
+                    cached = ReplicaStep(step=cp.step)
+                else:
+                    cached = compare_replicas(cp.step, readers, kernel, tolerance, on_bytes)
             finally:
                 for reader in readers.values():
                     reader.close()
-            cache.put(cache_key, cached)
+            if len(readers) == len(cp.ranks):  # the cache keeps no absence: store whole steps
+                cache.put(cache_key, cached)
+        cached.absent = absent
         out.append(cached)
     return out
 
@@ -263,8 +281,7 @@ def replicas_report(
     ``gpus_per_node`` maps the faulty rank to its local GPU for the verification commands."""
     from denpex.drift.verdict import assess_replicas
 
-    if tolerance < 0:
-        raise InputError("--tolerance must be >= 0")
+    check_tolerance(tolerance)
     if fingerprints.is_fingerprint_dir(run):
         return fingerprints.replicas_report(run, tolerance=tolerance, gpus_per_node=gpus_per_node)
     warnings: list[str] = []
@@ -300,6 +317,7 @@ def replicas_report(
 
 
 __all__ = [
+    "check_tolerance",
     "compare_replica_steps",
     "compare_steps",
     "drift_report",

@@ -8,6 +8,8 @@ rounding alone); squares and all sums are float64.
 
 Two kernels give the same numbers to float tolerance: numpy on the CPU (blocks spread
 over a few threads; numpy releases the GIL in its loops) and torch for ``--device cuda``.
+A non-finite difference (NaN or Inf on either side) is counted and kept: max |Δ| and the
+squared sums become NaN/Inf rather than being folded away, so it can never read as equal.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from denpex.drift.model import StepDiff, TensorDiff
+from denpex.drift.model import StepDiff, TensorDiff, fold_max
 from denpex.drift.readers import Reader, TensorMeta
 from denpex.errors import InputError
 
@@ -85,6 +87,7 @@ class _Partial:
     ref_sq: float
     max_abs: float
     mismatched: int
+    non_finite: int
 
 
 _scratch = threading.local()
@@ -101,13 +104,22 @@ def _buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 
 
 def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
+    # Inf - Inf and overflows are counted below as non-finite; numpy's warning is noise.
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _reduce_block(x, y, r0)
+
+
+def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
     d = np.subtract(x, y, out=_buffer("d", x.shape, x.dtype))
     # x - y == 0 exactly when x == y (IEEE, gradual underflow): count on the bit pattern,
     # which numpy counts far faster than floats.
     mismatched = int(np.count_nonzero(d.view(np.int32 if d.dtype == np.float32 else np.int64)))
     sq = _buffer("sq", x.shape, np.float64)
+    non_finite = 0
     if mismatched:
-        max_abs = float(max(d.max(), -d.min()))
+        max_abs = float(max(d.max(), -d.min()))  # numpy's max/min propagate NaN
+        if not np.isfinite(max_abs):  # rare: pay for the count only then
+            non_finite = int(np.count_nonzero(~np.isfinite(d)))
         # Widen, then square in place: exact (a float32 product fits a float64), and a plain
         # cast plus a float64 multiply beats one multiply with dtype=float64 (buffered casting).
         sq[...] = d
@@ -119,7 +131,7 @@ def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
         row_sq, col_sq = np.zeros(x.shape[0]), np.zeros(x.shape[1])
     sq[...] = y
     np.multiply(sq, sq, out=sq)
-    return _Partial(r0, row_sq, col_sq, float(sq.sum()), max_abs, mismatched)
+    return _Partial(r0, row_sq, col_sq, float(sq.sum()), max_abs, mismatched, non_finite)
 
 
 def blocks(meta: TensorMeta) -> Iterator[tuple[int, int]]:
@@ -129,13 +141,17 @@ def blocks(meta: TensorMeta) -> Iterator[tuple[int, int]]:
 
 
 class Kernel:
-    """Reduces one tensor pair; ``cpu`` uses numpy, anything else torch on that device."""
+    """Reduces one tensor pair; ``cpu`` uses numpy, anything else torch on that device
+    (``use_torch`` forces the torch kernel on the CPU, so its arithmetic is tested there)."""
 
-    def __init__(self, device: str = "cpu", threads: int | None = None) -> None:
+    def __init__(
+        self, device: str = "cpu", threads: int | None = None, *, use_torch: bool | None = None
+    ) -> None:
         self.device = device
+        self.use_torch = device != "cpu" if use_torch is None else use_torch
         self.threads = threads or min(4, os.cpu_count() or 1)
         self._pool = (
-            ThreadPoolExecutor(self.threads) if device == "cpu" and self.threads > 1 else None
+            ThreadPoolExecutor(self.threads) if not self.use_torch and self.threads > 1 else None
         )
 
     def close(self) -> None:
@@ -147,21 +163,22 @@ class Kernel:
     ) -> TensorDiff:
         meta_run, meta_ref = run.tensors[name], ref.tensors[name]
         rows, cols = meta_ref.rows, meta_ref.cols
-        if self.device == "cpu":
-            partials = self._numpy(run, ref, name, target, on_bytes)
-        else:
+        if self.use_torch:
             partials = self._torch(run, ref, name, target, on_bytes)
+        else:
+            partials = self._numpy(run, ref, name, target, on_bytes)
         row_sq = np.zeros(rows)
         col_sq = np.zeros(cols)
         ref_sq = 0.0
         max_abs = 0.0
-        mismatched = 0
+        mismatched = non_finite = 0
         for p in partials:
             row_sq[p.r0 : p.r0 + len(p.row_sq)] = p.row_sq
             col_sq += p.col_sq
             ref_sq += p.ref_sq
-            max_abs = max(max_abs, p.max_abs)
+            max_abs = fold_max(max_abs, p.max_abs)
             mismatched += p.mismatched
+            non_finite += p.non_finite
         diff_sq = float(np.sum(row_sq))
         top_row = int(np.argmax(row_sq)) if rows else 0
         top_col = int(np.argmax(col_sq)) if cols else 0
@@ -180,6 +197,7 @@ class Kernel:
             top_col_share=float(col_sq[top_col] / diff_sq) if diff_sq > 0 else 0.0,
             compared_dtype=target,
             note=_precision_note(meta_run.dtype, meta_ref.dtype, target),
+            non_finite=non_finite,
         )
 
     def _numpy(
@@ -221,8 +239,10 @@ class Kernel:
             stats = torch.stack(
                 [
                     (d != 0).sum().double(),
+                    # torch's max propagates NaN, and the fold above keeps it
                     d.abs().max().double() if d.numel() else torch.zeros((), device=d.device),
                     y.double().square().sum(),
+                    (~torch.isfinite(d)).sum().double(),
                 ]
             ).cpu()
             out.append(
@@ -233,6 +253,7 @@ class Kernel:
                     float(stats[2]),
                     float(stats[1]),
                     int(stats[0]),
+                    int(stats[3]),
                 )
             )
             on_bytes(int(x.numel()) * 2 * 4)

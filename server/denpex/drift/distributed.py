@@ -11,14 +11,23 @@ from them the same way. Statuses and notes of the few tensors whose comparison f
 their owner travel in one ``all_gather_object``. gloo on CPU, NCCL when ``--device`` is
 CUDA (each rank on its ``LOCAL_RANK`` GPU). Across nodes it is any torchrun job.
 
-Only rank 0 writes the report to stdout; all ranks exit with the same code. torch is
-imported only when torchrun's environment is present.
+Only rank 0 writes the report to stdout; all ranks exit with the same code.
+
+Distributed mode is entered only under a real torchrun launch (torchrun's agent is the parent
+process and set ``TORCHELASTIC_RUN_ID``) or when asked with ``--distributed``. ``RANK``,
+``WORLD_SIZE`` and ``MASTER_ADDR`` alone are common in job shells: obeying them made a plain
+``denpex drift`` open a store on every interface, resolve and connect to MASTER_ADDR and wait
+for peers for half an hour. Under torchrun the agent owns the store; with ``--distributed``
+rank 0 creates it, listening on MASTER_ADDR's address only (loopback when unset). torch is
+imported only in distributed mode.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,6 +35,7 @@ from typing import Any
 from denpex.drift.compare import Kernel, _precision_note
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.readers import Reader
+from denpex.errors import InputError
 
 # Figures of a TensorDiff carried by the all_reduce, in this order.
 _FIELDS = (
@@ -37,14 +47,28 @@ _FIELDS = (
     "top_row_share",
     "top_col",
     "top_col_share",
+    "non_finite",
 )
+_COUNTS = ("mismatched", "top_row", "top_col", "non_finite")
 
 
-def is_torchrun() -> bool:
-    """True inside a process that torchrun (torch.distributed.run) started."""
-    return "TORCHELASTIC_RUN_ID" in os.environ or all(
-        k in os.environ for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
-    )
+_LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch")
+# --distributed outside torchrun: how long ranks wait for each other to join.
+JOIN_TIMEOUT = datetime.timedelta(minutes=5)
+
+
+def launched_by_torchrun() -> bool:
+    """True inside a worker that torchrun started: its elastic agent is our parent process.
+    The variables alone are not enough: a job shell, or a training script that runs
+    ``denpex`` as a subprocess, passes them on."""
+    if "TORCHELASTIC_RUN_ID" not in os.environ:
+        return False
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as fh:
+            parent = fh.read(4096).replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:  # no /proc (macOS): the agent's variables are all there is to go on
+        return True
+    return any(name in parent for name in _LAUNCHERS)
 
 
 def _initialised() -> bool:
@@ -131,7 +155,7 @@ class ShardedKernel(Kernel):
         self._dist.all_reduce(figures, op=self._dist.ReduceOp.SUM)
         for t, row in zip(owned, figures.cpu().tolist(), strict=True):
             for f, v in zip(_FIELDS, row, strict=True):
-                setattr(t, f, int(v) if f in ("mismatched", "top_row", "top_col") else v)
+                setattr(t, f, int(v) if f in _COUNTS else v)
         # A comparison that failed on its owner (status/note) is rare and small: gather it.
         failed = {t.name: (t.status, t.note) for t in mine if t.status != "ok"}
         gathered: list[Any] = [None] * self.world
@@ -144,12 +168,14 @@ class ShardedKernel(Kernel):
 
 
 @contextlib.contextmanager
-def session(device: str) -> Iterator[int]:
-    """Join torchrun's process group for one command; yields this rank (0 outside torchrun).
+def session(device: str, requested: bool = False) -> Iterator[int]:
+    """Join a process group for one command; yields this rank (0 when not distributed).
 
-    Ranks other than 0 write nothing to stdout: rank 0 prints the report for all.
+    ``requested``: ``--distributed`` was given. Ranks other than 0 write nothing to stdout:
+    rank 0 prints the report for all.
     """
-    if not is_torchrun():
+    torchrun = launched_by_torchrun()
+    if not (torchrun or requested):
         yield 0
         return
     import torch
@@ -158,7 +184,14 @@ def session(device: str) -> Iterator[int]:
     cuda = device.startswith("cuda") or (device == "auto" and torch.cuda.is_available())
     if cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    dist.init_process_group("nccl" if cuda else "gloo")
+    backend = "nccl" if cuda else "gloo"
+    if torchrun:
+        dist.init_process_group(backend)
+    else:
+        rank, world = _rank_and_world()
+        dist.init_process_group(
+            backend, store=_store(rank, world), rank=rank, world_size=world, timeout=JOIN_TIMEOUT
+        )
     rank = dist.get_rank()
     saved = sys.stdout
     try:
@@ -173,3 +206,44 @@ def session(device: str) -> Iterator[int]:
             sys.stdout.close()
             sys.stdout = saved
         dist.destroy_process_group()
+
+
+def _rank_and_world() -> tuple[int, int]:
+    try:
+        rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    except (KeyError, ValueError) as exc:
+        raise InputError(
+            "--distributed outside torchrun needs RANK and WORLD_SIZE (integers) in the "
+            "environment, and MASTER_PORT (MASTER_ADDR defaults to 127.0.0.1)"
+        ) from exc
+    if not 0 <= rank < world:
+        raise InputError(f"--distributed: RANK {rank} is not within WORLD_SIZE {world}")
+    return rank, world
+
+
+def _store(rank: int, world: int) -> Any:
+    """The rendezvous store; rank 0 listens on MASTER_ADDR's address only, never on all."""
+    import torch.distributed as dist
+
+    addr = os.environ.get("MASTER_ADDR") or "127.0.0.1"
+    try:
+        port = int(os.environ["MASTER_PORT"])
+    except (KeyError, ValueError) as exc:
+        raise InputError("--distributed: MASTER_PORT must be set to a port number") from exc
+    listen = None
+    if rank == 0:
+        try:
+            listen = socket.create_server((addr, port))
+        except OSError as exc:
+            raise InputError(f"--distributed: cannot listen on {addr}:{port}: {exc}") from exc
+    try:
+        return dist.TCPStore(
+            addr,
+            port,
+            world,
+            rank == 0,
+            JOIN_TIMEOUT,
+            master_listen_fd=listen.detach() if listen is not None else None,
+        )
+    except (RuntimeError, OSError) as exc:  # torch's DistStoreError derives from RuntimeError
+        raise InputError(f"--distributed: no store at {addr}:{port}: {exc}") from exc

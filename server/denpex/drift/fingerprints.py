@@ -73,6 +73,12 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
         base.status = "shape_mismatch"
         base.note = f"run {list(a.shape)} vs reference {list(b.shape)}"
         return base
+    if not (math.isfinite(a.norm) and math.isfinite(b.norm)):
+        # NaN/Inf weights: equal hashes (NaN against the same NaN) agree on nothing.
+        base.diff_sq = base.max_abs = math.nan
+        base.mismatched = base.non_finite = 1  # at least one; fingerprints cannot count them
+        base.note = "non-finite values (NaN/Inf): at least one element"
+        return base
     if a.hash == b.hash and a.dtype == b.dtype:
         return base
     d = a.local - b.local
@@ -173,10 +179,14 @@ def _steps(steps: list[int]) -> str:
     )
 
 
-def replica_step(records: dict[int, Record]) -> ReplicaStep:
-    """Every rank of one step against the majority of its peers (by exact hash)."""
+def replica_step(records: dict[int, Record], absent: dict[int, str] | None = None) -> ReplicaStep:
+    """Every rank of one step against the majority of its peers (by exact hash).
+
+    Presence has a majority too: a tensor most ranks fingerprint is missing on the others;
+    one only a minority holds is the holders' oddity. ``absent``: ranks of the job with no
+    record at this step (they disagree)."""
     step = next(iter(records.values())).step
-    out = ReplicaStep(step=step)
+    out = ReplicaStep(step=step, absent=dict(absent or {}))
     names = sorted({t.name for r in records.values() for t in r.tensors})
     by_rank = {rank: rec.by_name() for rank, rec in records.items()}
     majority: dict[str, int] = {}  # tensor -> majority hash
@@ -191,6 +201,7 @@ def replica_step(records: dict[int, Record]) -> ReplicaStep:
                 "(see the probe's own replica verdict in the record for its tie rule)"
             )
         majority[name] = top
+    held = {n for n in names if 2 * sum(n in by_rank[r] for r in records) >= len(records)}
     for rank, rec in records.items():
         # Reference: the peer agreeing with the majority on the most tensors.
         peers = [r for r in records if r != rank] or [rank]
@@ -198,28 +209,52 @@ def replica_step(records: dict[int, Record]) -> ReplicaStep:
             peers, key=lambda r: (sum(majority[t.name] == t.hash for t in records[r].tensors), -r)
         )
         diff = step_diff(rec, records[ref_rank])
+        kept = []
         for t in diff.tensors:
             mine = by_rank[rank].get(t.name)
-            if mine is not None and mine.hash == majority[t.name] and t.status == "ok":
+            if t.name not in held:
+                if mine is None:
+                    continue  # a tensor the majority lacks too
+                t.status, t.note = "missing_in_ref", "only on a minority of the ranks"
+            elif mine is None:
+                t.status, t.note = "missing_in_run", f"not on rank {rank}"
+            elif t.status == "missing_in_ref":  # the chosen peer lacks it: use a holder's
+                holder = next(
+                    r
+                    for r in sorted(records)
+                    if by_rank[r].get(t.name) is not None
+                    and by_rank[r][t.name].hash == majority[t.name]
+                )
+                t = _tensor_diff(mine, by_rank[holder][t.name])
+            if (
+                mine is not None
+                and mine.hash == majority[t.name]
+                and t.status == "ok"
+                and not t.non_finite
+            ):
                 t.diff_sq, t.max_abs, t.mismatched, t.note = 0.0, 0.0, 0, ""
+            kept.append(t)
+        diff.tensors = kept
         diff.run_path = rec.path
         out.ranks[rank] = diff
     return out
 
 
 def replicas(run: str | os.PathLike[str], warnings: list[str] | None = None) -> list[ReplicaStep]:
-    """Replica mode over a fingerprint directory written by a probe with several ranks."""
+    """Replica mode over a fingerprint directory written by a probe with several ranks. A rank
+    without a record at a step disagrees there."""
     notes = warnings if warnings is not None else []
     files = open_rank_files(run)
     for f in files.values():
         notes.extend(f.warnings)
     if len(files) < 2:
         raise InputError(f"{run}: fingerprints of a single rank; replica mode needs two or more")
-    steps = sorted(set.intersection(*(set(f.offsets) for f in files.values())))
-    partial = sorted(set.union(*(set(f.offsets) for f in files.values())) - set(steps))
-    if partial:
-        notes.append(f"steps not fingerprinted on every rank (skipped): {_steps(partial)}")
-    return [replica_step({r: f.read(s) for r, f in files.items()}) for s in steps]
+    out = []
+    for step in sorted(set.union(*(set(f.offsets) for f in files.values()))):
+        present = {r: f for r, f in files.items() if step in f.offsets}
+        absent = {r: f"no fingerprint at step {step}" for r in files if r not in present}
+        out.append(replica_step({r: f.read(step) for r, f in present.items()}, absent))
+    return out
 
 
 def _first_records(path: str | os.PathLike[str]) -> list[Record]:

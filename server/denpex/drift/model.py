@@ -14,7 +14,13 @@ from typing import Literal
 TensorStatus = Literal["ok", "missing_in_run", "missing_in_ref", "shape_mismatch", "unreadable"]
 
 
-@dataclass
+def fold_max(a: float, b: float) -> float:
+    """max() that keeps a NaN: Python's ``max(0.0, nan)`` is 0.0, which once reported an
+    all-NaN replica as identical."""
+    return a if math.isnan(a) or a >= b else b
+
+
+@dataclass(slots=True)  # one per tensor per step: thousands of steps hold many
 class TensorDiff:
     """One tensor of one step: run versus reference (or replica versus majority)."""
 
@@ -36,6 +42,14 @@ class TensorDiff:
     compared_dtype: str = "float32"  # the lower of the two precisions
     status: TensorStatus = "ok"
     note: str = ""
+    # Elements whose difference is not finite: NaN or Inf on either side (NaN against NaN and
+    # Inf against Inf included). Each one is a disagreement, never "equal".
+    non_finite: int = 0
+
+    @property
+    def differs(self) -> bool:
+        """Any difference at all; a NaN figure or a non-finite element counts as one."""
+        return bool(self.non_finite) or self.mismatched > 0 or self.diff_sq != 0  # NaN != 0 too
 
     @property
     def l2(self) -> float:
@@ -82,14 +96,34 @@ class StepDiff:
 
     @property
     def max_abs(self) -> float:
-        return max((t.max_abs for t in self._ok()), default=0.0)
+        out = 0.0
+        for t in self._ok():
+            out = fold_max(out, t.max_abs)
+        return out
+
+    @property
+    def non_finite(self) -> int:
+        return sum(t.non_finite for t in self._ok())
+
+    @property
+    def not_compared(self) -> list[TensorDiff]:
+        return [t for t in self.tensors if t.status != "ok"]
+
+    @property
+    def differs(self) -> bool:
+        return any(t.differs for t in self._ok())
 
     @property
     def mismatched(self) -> int:
         return sum(t.mismatched for t in self._ok())
 
     def top_tensors(self, k: int = 5) -> list[TensorDiff]:
-        return sorted(self._ok(), key=lambda t: t.diff_sq, reverse=True)[:k]
+        # NaN distances first: they sort nowhere in particular otherwise.
+        return sorted(self._ok(), key=lambda t: _sort_key(t.diff_sq), reverse=True)[:k]
+
+
+def _sort_key(x: float) -> float:
+    return math.inf if math.isnan(x) else x
 
 
 @dataclass
@@ -98,8 +132,17 @@ class ReplicaStep:
 
     Healthy DDP replicas are bitwise identical, so the majority is the group of ranks whose
     tensors hash equal; ``ranks[r]`` is rank r's StepDiff against it (all zeros when r agrees).
+    ``absent``: ranks of the job with no readable checkpoint at this step, and why; they
+    disagree (a missing replica is never an agreeing one).
     """
 
     step: int
     ranks: dict[int, StepDiff] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    absent: dict[int, str] = field(default_factory=dict)
+
+    def disagrees(self, rank: int) -> bool:
+        if rank in self.absent:
+            return True
+        d = self.ranks.get(rank)
+        return d is not None and (d.differs or bool(d.not_compared))

@@ -10,29 +10,37 @@ within it (tied or separately synced weights can differ by ~1e-10 in healthy job
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from denpex.drift.compare import Kernel, blocks, compare_pair, to_compared
-from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
 from denpex.drift.readers import Reader, TensorMeta
 
 
-def _fingerprint(reader: Reader, name: str, on_bytes: Callable[[int], None]) -> tuple[bytes, float]:
-    """Exact content hash of the stored bytes, and the squared norm (float64)."""
+def _fingerprint(
+    reader: Reader, name: str, on_bytes: Callable[[int], None]
+) -> tuple[bytes, float, int]:
+    """Exact content hash of the stored bytes, the squared norm (float64) and the count of
+    non-finite elements (NaN/Inf hash equal on every rank, yet agree on nothing)."""
     meta = reader.tensors[name]
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{meta.dtype}{meta.shape}".encode())
     norm_sq = 0.0
+    non_finite = 0
     for r0, r1 in blocks(meta):
         raw = np.ascontiguousarray(reader.block(name, r0, r1))
         h.update(memoryview(raw).cast("B"))  # type: ignore[arg-type]
         x = to_compared(raw, meta.dtype, meta.dtype)
-        norm_sq += float(np.multiply(x, x, dtype=np.float64).sum())
+        part = float(np.multiply(x, x, dtype=np.float64).sum())
+        if not math.isfinite(part):  # rare: count only then
+            non_finite += int(np.count_nonzero(~np.isfinite(x)))
+        norm_sq += part
         reader.release(name, r0, r1)
         on_bytes(raw.nbytes)
-    return h.digest(), norm_sq
+    return h.digest(), norm_sq, non_finite
 
 
 def _agreeing(meta: TensorMeta, ref_sq: float, note: str = "") -> TensorDiff:
@@ -47,6 +55,12 @@ def _agreeing(meta: TensorMeta, ref_sq: float, note: str = "") -> TensorDiff:
         cols=meta.cols,
         compared_dtype=meta.dtype,
         note=note,
+    )
+
+
+def _not_held(meta: TensorMeta, status: TensorStatus, note: str) -> TensorDiff:
+    return TensorDiff(
+        meta.name, meta.numel, 0.0, 0.0, 0.0, 0, meta.rows, meta.cols, status=status, note=note
     )
 
 
@@ -67,7 +81,7 @@ def compare_replicas(
         holders = {r: rd for r, rd in readers.items() if name in rd.tensors}
         prints = {r: _fingerprint(rd, name, on_bytes) for r, rd in holders.items()}
         groups: dict[bytes, list[int]] = {}
-        for r, (digest, _) in prints.items():
+        for r, (digest, _, _) in prints.items():
             groups.setdefault(digest, []).append(r)
         ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
         majority = ordered[0]
@@ -78,34 +92,53 @@ def compare_replicas(
                 f"compared with rank {majority[0]}'s"
             )
         rep = majority[0]
-        ref_sq = prints[rep][1]
+        _, ref_sq, rep_non_finite = prints[rep]
         meta = readers[rep].tensors[name]
+        # Presence has a majority too: a tensor most ranks hold is missing on the others; one
+        # only a minority holds is the holders' oddity. A tie names the ranks without it.
+        held_by_most = 2 * len(holders) >= len(readers)
         for r in readers:
             diff_out = out.ranks[r]
             if r not in holders:
+                if held_by_most:
+                    diff_out.tensors.append(_not_held(meta, "missing_in_run", f"not on rank {r}"))
+                continue
+            if not held_by_most:
+                only = ",".join(map(str, sorted(holders)))
                 diff_out.tensors.append(
-                    TensorDiff(
-                        name,
-                        meta.numel,
-                        0.0,
-                        0.0,
-                        0.0,
-                        0,
-                        status="missing_in_run",
-                        note=f"not on rank {r}",
-                    )
+                    _not_held(meta, "missing_in_ref", f"only on ranks {only}, not the majority")
                 )
                 continue
             if r in majority:
-                diff_out.tensors.append(_agreeing(meta, ref_sq))
+                if rep_non_finite:
+                    diff_out.tensors.append(_non_finite(meta, ref_sq, rep_non_finite))
+                else:
+                    diff_out.tensors.append(_agreeing(meta, ref_sq))
                 continue
             td = compare_pair(
                 readers[r], readers[rep], readers[r].tensors[name], meta, kernel, on_bytes
             )
-            if td.status == "ok" and td.max_abs <= tolerance:
+            if td.status == "ok" and not td.non_finite and td.max_abs <= tolerance:
                 td = _agreeing(meta, ref_sq, f"within tolerance (max |Δ| {td.max_abs:.3g})")
             diff_out.tensors.append(td)
     return out
+
+
+def _non_finite(meta: TensorMeta, ref_sq: float, count: int) -> TensorDiff:
+    """A rank in the majority whose tensor holds NaN/Inf: bitwise equal, yet no agreement."""
+    return TensorDiff(
+        name=meta.name,
+        numel=meta.numel,
+        diff_sq=math.nan,
+        ref_sq=ref_sq,
+        max_abs=math.nan,
+        mismatched=count,
+        rows=meta.rows,
+        cols=meta.cols,
+        compared_dtype=meta.dtype,
+        note=f"{count} non-finite value(s) (NaN/Inf)",
+        non_finite=count,
+    )
 
 
 __all__ = ["compare_replicas"]

@@ -25,6 +25,7 @@ def _tensor_json(t: TensorDiff) -> dict[str, Any]:
         "rel_l2": _num(t.rel_l2),
         "max_abs": _num(t.max_abs),
         "mismatched_elements": t.mismatched,
+        "non_finite_elements": t.non_finite,
         "numel": t.numel,
         "rows": t.rows,
         "cols": t.cols,
@@ -41,15 +42,19 @@ def _figures(s: StepDiff) -> dict[str, Any]:
         {"name": t.name, "status": t.status, "note": t.note} for t in s.tensors if t.status != "ok"
     ]
     dtypes = sorted({t.compared_dtype for t in s.tensors if t.status == "ok"})
+    compared = sum(1 for t in s.tensors if t.status == "ok")
+    # Nothing compared at this step: no distance, rather than a distance of 0.
+    known = _num if compared else lambda x: None
     return {
-        "l2": _num(s.l2),
-        "rel_l2": _num(s.rel_l2),
-        "max_abs": _num(s.max_abs),
+        "l2": known(s.l2),
+        "rel_l2": known(s.rel_l2),
+        "max_abs": known(s.max_abs),
         "mismatched_elements": s.mismatched,
-        "tensors_compared": sum(1 for t in s.tensors if t.status == "ok"),
+        "non_finite_elements": s.non_finite,
+        "tensors_compared": compared,
         "tensors_missing": missing,
         "compared_dtype": dtypes[0] if len(dtypes) == 1 else "mixed" if dtypes else None,
-        "top_tensors": [_tensor_json(t) for t in s.top_tensors(TOP_K) if t.diff_sq > 0],
+        "top_tensors": [_tensor_json(t) for t in s.top_tensors(TOP_K) if t.differs],
     }
 
 
@@ -57,18 +62,22 @@ def _point(item: StepDiff | ReplicaStep) -> dict[str, Any]:
     if isinstance(item, StepDiff):
         return {"step": item.step, **_figures(item), "warnings": list(item.warnings)}
     ranks = {str(r): _figures(s) for r, s in sorted(item.ranks.items())}
-    # The step's headline figures are those of the rank farthest from the majority.
-    worst = max(item.ranks.values(), key=lambda s: s.diff_sq)
+    # The step's headline figures are those of the rank farthest from the majority (NaN
+    # farthest of all); a step where every rank is absent has none.
+    worst = max(
+        item.ranks.values(),
+        key=lambda s: (math.inf if math.isnan(s.diff_sq) else s.diff_sq, len(s.not_compared)),
+        default=StepDiff(item.step),
+    )
     head = _figures(worst)
+    everyone = sorted({*item.ranks, *item.absent})
     return {
         "step": item.step,
-        **{k: head[k] for k in ("l2", "rel_l2", "max_abs", "mismatched_elements", "top_tensors")},
-        "tensors_compared": head["tensors_compared"],
-        "tensors_missing": head["tensors_missing"],
-        "compared_dtype": head["compared_dtype"],
+        **{k: v for k, v in head.items() if k != "warnings"},
         "warnings": list(item.warnings),
         "ranks": ranks,
-        "disagreeing_ranks": sorted(r for r, s in item.ranks.items() if s.diff_sq > 0),
+        "disagreeing_ranks": [r for r in everyone if item.disagrees(r)],
+        "absent_ranks": {str(r): why for r, why in sorted(item.absent.items())},
     }
 
 

@@ -5,8 +5,11 @@ parameters whose true gradient is near zero (attention key biases), which random
 carry almost all of the global distance. A trend test on the global L2 fires on every such
 rerun, so the verdict looks at *where* the divergence sits rather than how much there is:
 
-1. identical: every compared element equal at every step.
-2. sudden_jump: between two checkpoints one element of one tensor moves far outside the
+0. not_comparable: no tensor could be compared at any step (never "identical").
+1. identical: every compared element equal at every step (NaN/Inf never is).
+2. step_change: a tensor, or the whole model, moves by the order of its own norm at one
+   checkpoint and stays there (zeroed, rescaled, sign-flipped or replaced weights).
+   sudden_jump: between two checkpoints one element of one tensor moves far outside the
    tensor's healthy range (a bit flip), and the tensor does not keep growing afterwards.
 3. gradual_drift: a tensor's divergence leaves its noise floor and stays out, and the excess
    keeps growing (Mann-Kendall on the excess, Sen's slope, growth shape). Leaving the floor
@@ -59,11 +62,22 @@ JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
 JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value
 JUMP_SINGLE = 0.5  # ... one element carrying at least half of the added energy
 JUMP_SETTLE = 2.0  # afterwards max |diff| stays within 2x: no steady growth
+STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
+STEP_RISE = 10.0  # ... from a tenth of that or less one checkpoint before (round-off creeps)
+STEP_HOLD = 0.5  # ... and stays above half of that at every later checkpoint
+_STATUS_WORDS = {
+    "missing_in_run": "missing in the run",
+    "missing_in_ref": "missing in the reference",
+    "shape_mismatch": "with different shapes",
+    "unreadable": "unreadable",
+}
 
 
 @dataclass
 class Assessment:
-    verdict: str  # identical | within_noise | gradual_drift | sudden_jump | replica_divergence
+    # not_comparable | identical | within_noise | gradual_drift | sudden_jump | step_change |
+    # replica_divergence
+    verdict: str
     flagged: bool
     onset_step: int | None
     faulty_rank: int | None
@@ -81,6 +95,17 @@ class _Lever:
     onset: int
     excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
     detail: dict[str, Any]
+
+
+@dataclass
+class _Change:
+    """A distance of the order of the weights themselves, appearing at one checkpoint."""
+
+    step: int
+    previous_step: int | None
+    tensors: list[str]  # empty: the whole model (at the first checkpoint, or spread thin)
+    rel_l2: float
+    held_until: int
 
 
 @dataclass
@@ -215,20 +240,26 @@ def _corroborated_levers(
     j of a matmul lands in its weight's row j and in the consumer's column j (or the paired
     q/k row j). Round-off concentrations are weak and land on unrelated indices, so the bar
     can sit far lower than for one tensor alone and needs no calibration window."""
-    # (axis length, index) -> per step: {tensor: (lift, axis, excess)}
-    groups: dict[tuple[int, int], list[dict[str, tuple[float, str, float]]]] = {}
+    # (axis length, index) -> {step index: {tensor: (lift, axis, excess)}}. Sparse: the top
+    # index wanders from step to step, so a dense list per group grew with steps squared.
+    groups: dict[tuple[int, int], dict[int, dict[str, tuple[float, str, float]]]] = {}
     for name, track in tracks.items():
         for i, t in enumerate(track):
             if t is None or not _localised(t):
                 continue
             for axis, n, idx, share in _axes(t):
-                members = groups.setdefault((n, idx), [{} for _ in steps])[i]
+                members = groups.setdefault((n, idx), {}).setdefault(i, {})
                 lift = n * share
                 if lift > members.get(name, (0.0, "", 0.0))[0]:
                     members[name] = (lift, axis, _excess(t, n, share))
     out = []
     for (n, idx), per_step in groups.items():
-        pairs = [sorted(m.items(), key=lambda kv: -kv[1][0])[:2] for m in per_step]
+        if len(per_step) < 2 or not any(len(m) >= 2 for m in per_step.values()):
+            continue  # a lever needs a pair at two checkpoints at least
+        pairs = [
+            sorted(per_step[i].items(), key=lambda kv: -kv[1][0])[:2] if i in per_step else []
+            for i in range(len(steps))
+        ]
         start = _runs([len(p) == 2 and p[1][1][0] >= CORROBORATED for p in pairs])
         if start is None:
             continue
@@ -376,6 +407,153 @@ def _jumps(steps: list[int], tracks: dict[str, list[TensorDiff | None]]) -> list
     return out
 
 
+def _coverage(series: Sequence[StepDiff]) -> tuple[dict[str, int], str]:
+    """How many tensors were compared at every step, and why the others were not (words)."""
+    status: dict[str, str] = {}
+    for s in series:
+        for t in s.tensors:
+            if status.get(t.name, "ok") == "ok":
+                status[t.name] = t.status
+    counts = {"tensors": len(status), "compared": 0, **dict.fromkeys(_STATUS_WORDS, 0)}
+    named: dict[str, list[str]] = {k: [] for k in _STATUS_WORDS}
+    for name, st in status.items():
+        counts["compared" if st == "ok" else st] += 1
+        if st != "ok":
+            named[st].append(name)
+    parts = []
+    for st, names in named.items():
+        if names:
+            shown = ", ".join(sorted(names)[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else ""
+            )
+            parts.append(f"{len(names)} {_STATUS_WORDS[st]} ({shown})")
+    if not status:
+        parts.append("neither side holds any tensor")
+    return counts, "; ".join(parts)
+
+
+def _step_change(
+    series: Sequence[StepDiff], tracks: dict[str, list[TensorDiff | None]]
+) -> _Change | None:
+    """The first checkpoint where a tensor, or the whole model, moved by the order of its own
+    norm and stayed there: zeroed, scaled, sign-flipped or replaced weights. Round-off creeps
+    up over many checkpoints; this appears at one. Single-element moves are jumps instead."""
+    steps = [s.step for s in series]
+    found: _Change | None = None
+
+    def spread(diff_sq: float, max_abs: float) -> bool:
+        return max_abs * max_abs < JUMP_SINGLE * diff_sq
+
+    def held(rels: list[float | None]) -> list[int | None]:
+        """Per index: the last index the change holds to when it appears there (None when
+        it falls back below the bar later). One backward pass: linear in the steps."""
+        out: list[int | None] = [None] * len(rels)
+        last: int | None = None
+        holds = True
+        for k in range(len(rels) - 1, -1, -1):
+            out[k] = (last if last is not None else k) if holds else None
+            r = rels[k]
+            if r is not None:
+                last = k if last is None else last
+                holds = holds and r >= STEP_HOLD * STEP_REL
+        return out
+
+    def rises(rels: list[float | None], i: int) -> bool:
+        r, before = rels[i], rels[i - 1] if i else None
+        if r is None or before is None:
+            return False
+        return r >= STEP_REL and before <= STEP_REL / STEP_RISE
+
+    # The whole model: also at the first checkpoint (the runs were never the same weights).
+    whole: list[float | None] = [
+        s.rel_l2 if s.ref_sq > 0 and math.isfinite(s.diff_sq) else None for s in series
+    ]
+    for i, s in enumerate(series):
+        r = whole[i]
+        if r is None or r < STEP_REL or not spread(s.diff_sq, s.max_abs):
+            continue
+        if i and not rises(whole, i):
+            continue
+        until = held(whole)[i]
+        if until is not None:
+            found = _Change(s.step, steps[i - 1] if i else None, [], r, steps[until])
+        break
+    for name, track in tracks.items():
+        rels: list[float | None] = [
+            t.rel_l2 if t is not None and t.ref_sq > 0 and math.isfinite(t.diff_sq) else None
+            for t in track
+        ]
+        holds: list[int | None] | None = None
+        for i in range(1, len(track)):
+            t = track[i]
+            if found is not None and steps[i] > found.step:
+                break
+            if t is None or t.numel < MIN_AXIS or not rises(rels, i):
+                continue
+            if not spread(t.diff_sq, t.max_abs):
+                continue
+            holds = holds or held(rels)
+            until = holds[i]
+            if until is None:
+                continue
+            rel = rels[i] or 0.0
+            if found is None or steps[i] < found.step:
+                found = _Change(steps[i], steps[i - 1], [name], rel, steps[until])
+            elif steps[i] == found.step and found.tensors:
+                found.tensors.append(name)
+                found.rel_l2 = max(found.rel_l2, rel)
+            break
+    return found
+
+
+def _changed(case: _Case, change: _Change) -> Assessment:
+    series, trend, notes = case.series, case.trend, case.notes
+    trend["shape"] = "step"
+    trend["onset_step"] = change.step
+    what = (
+        f"{len(change.tensors)} tensor(s) ({', '.join(change.tensors[:3])}"
+        + (f" and {len(change.tensors) - 3} more" if len(change.tensors) > 3 else "")
+        + ")"
+        if change.tensors
+        else "the whole model"
+    )
+    trend["step_change"] = {
+        "tensors": change.tensors[:20],
+        "between_steps": [change.previous_step, change.step],
+        "rel_l2": round(change.rel_l2, 4),
+        "held_until_step": change.held_until,
+    }
+    since = (
+        f"between steps {change.previous_step} and {change.step}"
+        if change.previous_step is not None
+        else f"from the first compared checkpoint (step {change.step})"
+    )
+    text = (
+        f"{what} moved by {change.rel_l2:.2g} of the reference's own norm {since}, and stayed "
+        f"there up to step {change.held_until}: zeroed, rescaled, sign-flipped or replaced "
+        "weights, not round-off"
+    )
+    notes.append(text)
+    if change.previous_step is None:
+        notes.append(
+            "the run and the reference differ wholesale from the start: check that they are the "
+            "same model and run, or whether the corruption predates the first compared checkpoint"
+        )
+    if change.held_until == change.step:
+        notes.append("seen at the last compared checkpoint only: whether it persists is unknown")
+    evidence = [
+        Evidence(
+            source=_path(series, change.step, "run_path") or f"step {change.step}",
+            line=1,
+            text=f"step {change.step}: {text}",
+            rank=None,
+            role="initiating",
+        )
+    ]
+    finding = case.finding("sdc-transient-corruption", 0.8, evidence)
+    return Assessment("step_change", True, change.step, None, trend, finding, notes)
+
+
 def _trend(steps: list[int], excess: list[float], onset: int) -> dict[str, Any]:
     mk = stats.mann_kendall(excess)
     after = [(s, e) for s, e in zip(steps, excess, strict=True) if s >= onset]
@@ -431,16 +609,25 @@ def assess(
         raise InputError("no checkpoint step to judge: run and reference share no step")
     steps = [s.step for s in series]
     tracks = _tracks(series)
-    naive = _global_trend(series)
-    trend: dict[str, Any] = {"fingerprint": "reference", "global_l2": naive}
+    coverage, gaps = _coverage(series)
+    trend: dict[str, Any] = {"fingerprint": "reference", "coverage": coverage}
     notes: list[str] = []
-    if all(
-        t is None or (t.diff_sq == 0 and t.mismatched == 0) for tr in tracks.values() for t in tr
-    ):
-        trend["method"] = "bitwise"
+    if not any(t is not None for tr in tracks.values() for t in tr):
+        trend["method"] = "none"
         return Assessment(
-            "identical", False, None, None, trend, None, ["every compared element is equal"]
+            "not_comparable", False, None, None, trend, None, [f"nothing was compared: {gaps}"]
         )
+    if gaps:
+        notes.append(
+            f"compared {coverage['compared']} of {coverage['tensors']} tensors at every step; "
+            f"not compared: {gaps}"
+        )
+    naive = _global_trend(series)
+    trend["global_l2"] = naive
+    if not any(t is not None and t.differs for tr in tracks.values() for t in tr):
+        trend["method"] = "bitwise"
+        notes.insert(0, "every compared element is equal")
+        return Assessment("identical", False, None, None, trend, None, notes)
 
     noise_tracks: dict[str, list[TensorDiff | None]] | None = None
     if noise:
@@ -472,8 +659,15 @@ def assess(
     jumps = _jumps(steps, tracks)
     first_lever = min((lv.onset for lv in levers), default=None)
     first_jump = min(jumps, key=lambda j: j.step) if jumps else None
+    change = _step_change(series, tracks)
 
     case = _Case(series, trend, notes, run, ref, gpu, host)
+    if (
+        change is not None
+        and (first_jump is None or change.step < first_jump.step)
+        and (first_lever is None or change.step <= first_lever)
+    ):
+        return _changed(case, change)
     if first_jump is not None and (first_lever is None or first_jump.step <= first_lever):
         return _sudden(case, first_jump, levers)
     if levers:
@@ -699,18 +893,28 @@ def assess_replicas(
         raise InputError("no checkpoint step with replicas to compare")
     trend: dict[str, Any] = {"fingerprint": "replicas"}
     notes: list[str] = []
-    ranks = sorted({r for s in series for r in s.ranks})
+    ranks = sorted({r for s in series for r in (*s.ranks, *s.absent)})
+    if series[-1].absent:
+        # The newest step may still be landing (watch, a probe mid-write): its missing ranks
+        # are named, not judged. Absent at any earlier step, a rank disagrees.
+        late = series[-1]
+        notes.append(
+            f"step {late.step}, the last, lacks ranks {', '.join(map(str, sorted(late.absent)))}: "
+            "not judged there (still being written?)"
+        )
+        late.absent = {}
     first_off: dict[int, int] = {}
     steps_off: dict[int, int] = {}
     for s in series:
-        for r, d in s.ranks.items():
-            if d.diff_sq > 0 or d.mismatched > 0:
+        for r in ranks:
+            if s.disagrees(r):
                 first_off.setdefault(r, s.step)
                 steps_off[r] = steps_off.get(r, 0) + 1
     trend["ranks"] = ranks
     trend["disagreeing_ranks"] = {str(r): first_off[r] for r in sorted(first_off)}
     for s in series:
         notes.extend(w for w in s.warnings if "no majority" in w)
+    notes.extend(_replica_gaps(series))
     if not first_off:
         notes.append(f"all {len(ranks)} replicas agree at every compared step")
         return Assessment("identical", False, None, None, trend, None, notes)
@@ -728,21 +932,30 @@ def assess_replicas(
     steps = [s.step for s in series]
     trend.update(_trend(steps, series_l2, onset))
     trend["onset_step"] = onset
-    last = next(s.ranks[faulty] for s in reversed(series) if faulty in s.ranks)
+    # The faulty rank's last step of disagreement (it may be absent there: no tensors).
+    last = next(
+        (s.ranks.get(faulty, StepDiff(s.step)) for s in reversed(series) if s.disagrees(faulty)),
+        StepDiff(onset),
+    )
     trend["suspect_tensors"] = [
         {
             "name": t.name,
-            "l2": t.l2,
-            "max_abs": t.max_abs,
+            "l2": _finite(t.l2),
+            "max_abs": _finite(t.max_abs),
             "mismatched": t.mismatched,
             "top_row": t.top_row,
-            "top_row_share": round(t.top_row_share, 4),
+            "top_row_share": _finite(round(t.top_row_share, 4)),
             "top_col": t.top_col,
-            "top_col_share": round(t.top_col_share, 4),
+            "top_col_share": _finite(round(t.top_col_share, 4)),
         }
         for t in last.top_tensors(5)
+        if t.differs
     ]
-    top = trend["suspect_tensors"][0]["name"] if trend["suspect_tensors"] else "?"
+    top = (
+        trend["suspect_tensors"][0]["name"]
+        if trend["suspect_tensors"]
+        else next((t.name for t in last.not_compared), "its checkpoint is absent")
+    )
     notes.append(
         f"rank {faulty} disagrees with the majority from step {onset} (most in {top}); "
         "healthy replicas are bitwise identical, so its local update or memory went wrong"
@@ -768,6 +981,35 @@ def assess_replicas(
     )
     finding.suspect_ranks = [faulty, *others]
     return Assessment("replica_divergence", True, onset, faulty, trend, finding, notes)
+
+
+def _finite(x: float) -> float | None:
+    """JSON has no NaN/Infinity (a browser's JSON.parse rejects them): null instead."""
+    return x if math.isfinite(x) else None
+
+
+def _replica_gaps(series: Sequence[ReplicaStep]) -> list[str]:
+    """In words: ranks absent at a step, tensors a rank lacks or holds alone, NaN/Inf."""
+    out: list[str] = []
+    for s in series:
+        for r, why in sorted(s.absent.items()):
+            out.append(f"rank {r} disagrees at step {s.step}: {why}")
+        for r, d in sorted(s.ranks.items()):
+            gaps = d.not_compared
+            if gaps:
+                shown = ", ".join(f"{t.name} ({t.note or t.status})" for t in gaps[:3])
+                more = f" and {len(gaps) - 3} more" if len(gaps) > 3 else ""
+                out.append(f"rank {r} disagrees at step {s.step}: {shown}{more}")
+            bad = [t.name for t in d.tensors if t.status == "ok" and t.non_finite]
+            if bad:
+                more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+                out.append(
+                    f"rank {r} holds non-finite values (NaN/Inf) at step {s.step} in "
+                    f"{', '.join(bad[:3])}{more}: they agree with nothing"
+                )
+    if len(out) > 20:  # one line per gap reads well for a few; a long run needs the count
+        out = [*out[:20], f"... and {len(out) - 20} more disagreements of this kind"]
+    return out
 
 
 def _rank_series(series: Sequence[ReplicaStep], rank: int) -> list[StepDiff]:

@@ -29,7 +29,11 @@ from denpex.errors import InputError
 FORMAT = "denpex-fingerprint/1"
 FILE_GLOB = "fingerprints-rank*.jsonl"
 # "step" is written first so a file can be indexed without parsing every line in full.
-_STEP_PREFIX = re.compile(rb'^\{"step": ?(-?\d+)')
+# At most 18 digits: a longer number is no step (and past 4,300 digits int() refuses it).
+_STEP_PREFIX = re.compile(rb'^\{"step": ?(\d{1,18})[,}]')
+_MAX_INT = 1 << 62  # steps, ranks, dims: anything larger is a malformed record
+_MAX_DIMS = 32
+_MAX_TEXT = 4096
 
 
 def file_name(rank: int) -> str:
@@ -40,8 +44,28 @@ def encode_sketch(values: Any) -> str:
     return base64.b85encode(np.asarray(values, dtype="<f4").tobytes()).decode("ascii")
 
 
+_B85 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+_B85_VALUE = np.full(256, 255, np.uint8)
+_B85_VALUE[np.frombuffer(_B85, np.uint8)] = np.arange(85, dtype=np.uint8)
+_B85_POWERS = np.array([85**4, 85**3, 85**2, 85, 1], np.uint64)
+
+
 def decode_sketch(text: str) -> np.ndarray:
-    return np.frombuffer(base64.b85decode(text), dtype="<f4").astype(np.float64)
+    """base64.b85decode, vectorised: the pure-Python decoder was most of a long drift's time
+    (thousands of records of dozens of sketches each)."""
+    raw = np.frombuffer(text.encode("ascii"), np.uint8)
+    pad = -raw.size % 5
+    digits = _B85_VALUE[np.concatenate([raw, np.full(pad, ord("~"), np.uint8)])]
+    if (digits == 255).any():
+        raise ValueError("bad base85 character in a sketch")
+    words = digits.reshape(-1, 5).astype(np.uint64) @ _B85_POWERS
+    if (words > np.uint64(0xFFFFFFFF)).any():
+        raise ValueError("base85 overflow in a sketch")
+    data = words.astype(">u4").tobytes()
+    data = data[: len(data) - pad]
+    if len(data) % 4:
+        raise ValueError("a sketch's length is not a whole number of float32 values")
+    return np.frombuffer(data, dtype="<f4").astype(np.float64)
 
 
 def rounding_floor(a: np.ndarray, b: np.ndarray) -> float:
@@ -112,36 +136,85 @@ class Record:
         return {t.name: t for t in self.tensors}
 
 
-def parse_record(obj: dict[str, Any], path: str) -> Record:
-    if obj.get("format") != FORMAT:
-        raise InputError(f"{path}: not a Denpex fingerprint record (format {obj.get('format')!r})")
+def _int(value: Any, what: str, low: int = 0, high: int = _MAX_INT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{what} must be an integer in [{low}, {high}], not {_show(value)}")
+    return value
+
+
+def _float(value: Any, what: str) -> float:
+    # NaN/Inf stay (NaN weights fingerprint as a NaN norm, and must read as such).
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} must be a number, not {_show(value)}")
+    return float(value)
+
+
+def _text(value: Any, what: str, limit: int = _MAX_TEXT) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ValueError(f"{what} must be a string of at most {limit} characters")
+    return value
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) else f"an integer of {len(str(value))} digits"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _shape(value: Any, what: str) -> tuple[int, ...]:
+    if not isinstance(value, list) or len(value) > _MAX_DIMS:
+        raise ValueError(f"{what} must be a list of at most {_MAX_DIMS} sizes")
+    dims = tuple(_int(d, what) for d in value)
+    numel = 1
+    for d in dims:
+        numel *= d
+        if numel > _MAX_INT:
+            raise ValueError(f"{what} holds more than 2**62 elements")
+    return dims
+
+
+def _tensor(t: Any) -> TensorPrint:
+    if not isinstance(t, dict):
+        raise ValueError("a tensor entry is not an object")
+    name = _text(t["name"], "tensor name")
+    return TensorPrint(
+        name=name,
+        shape=_shape(t["shape"], f"{name}: shape"),
+        dtype=_text(t["dtype"], f"{name}: dtype", 32),
+        norm=_float(t["norm"], f"{name}: norm"),
+        max_abs=_float(t["max"], f"{name}: max"),
+        hash=int(_text(t["hash"], f"{name}: hash", 32), 16),
+        local=decode_sketch(_text(t["sk"], f"{name}: sketch", 1 << 30)),
+        exact=t.get("exact", False) is True,
+    )
+
+
+def parse_record(obj: Any, path: str) -> Record:
+    """A record checked field by field: records come from other machines, and a wrong type
+    or an absurd number is one clear error, never a traceback deeper in."""
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        fmt = obj.get("format") if isinstance(obj, dict) else None
+        raise InputError(f"{path}: not a Denpex fingerprint record (format {_show(fmt)})")
     try:
-        tensors = [
-            TensorPrint(
-                name=t["name"],
-                shape=tuple(t["shape"]),
-                dtype=t["dtype"],
-                norm=float(t["norm"]),
-                max_abs=float(t["max"]),
-                hash=int(t["hash"], 16),
-                local=decode_sketch(t["sk"]),
-                exact=bool(t.get("exact", False)),
-            )
-            for t in obj["tensors"]
-        ]
+        tensors = obj["tensors"]
+        if not isinstance(tensors, list):
+            raise ValueError("tensors must be a list")
+        replica = obj.get("replica")
+        gpu = obj.get("local_gpu")
         return Record(
-            step=int(obj["step"]),
-            rank=int(obj["rank"]),
-            world_size=int(obj["world_size"]),
-            host=str(obj.get("host", "")),
-            local_gpu=obj.get("local_gpu"),
-            tensors=tensors,
-            global_sketch=decode_sketch(obj.get("global", "")),
-            replica=obj.get("replica"),
+            step=_int(obj["step"], "step"),
+            rank=_int(obj["rank"], "rank", 0, 1 << 24),
+            world_size=_int(obj["world_size"], "world_size", 1, 1 << 24),
+            host=_text(obj.get("host", ""), "host"),
+            local_gpu=None if gpu is None else _int(gpu, "local_gpu", 0, 1 << 16),
+            tensors=[_tensor(t) for t in tensors],
+            global_sketch=decode_sketch(_text(obj.get("global", ""), "global", 1 << 30)),
+            replica=replica if isinstance(replica, dict) else None,
             path=path,
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{path}: step {obj.get('step')}: malformed record ({exc})") from exc
+        step = obj.get("step")
+        where = f"step {step}" if isinstance(step, int) and abs(step) < _MAX_INT else "a record"
+        raise InputError(f"{path}: {where}: malformed record ({exc})") from exc
 
 
 def fingerprint_files(path: str | os.PathLike[str]) -> list[Path]:
@@ -188,6 +261,8 @@ class RankFile:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{self.path}: step {step}: unreadable record ({exc.msg})") from exc
+        except (ValueError, RecursionError) as exc:  # a number past int()'s digit limit; nesting
+            raise InputError(f"{self.path}: step {step}: unreadable record ({exc})") from exc
         return parse_record(obj, str(self.path))
 
 

@@ -14,9 +14,19 @@ export type Point = Figures & {
     [k: string]: Figures | undefined;
   };
   /**
-   * replica mode: ranks with any difference from the majority
+   * replica mode: ranks with any difference from the majority, a missing or extra tensor, non-finite values, or no readable checkpoint at this step
    */
   disagreeing_ranks?: number[];
+  /**
+   * replica mode: rank (as a string) -> why it has no readable checkpoint at this step; an absent rank disagrees
+   */
+  absent_ranks?: {
+    /**
+     * This interface was referenced by `undefined`'s JSON-Schema definition
+     * via the `patternProperty` "^[0-9]+$".
+     */
+    [k: string]: string | undefined;
+  };
 };
 
 /**
@@ -55,7 +65,17 @@ export interface DenpexDriftReport {
    * one per compared checkpoint step, ascending
    */
   points: Point[];
-  verdict: "identical" | "within_noise" | "gradual_drift" | "sudden_jump" | "replica_divergence";
+  /**
+   * see docs/drift-statistics.md; step_change and not_comparable were added within version 1 (additive): not_comparable means no tensor could be compared (exit code 2)
+   */
+  verdict:
+    | "identical"
+    | "within_noise"
+    | "gradual_drift"
+    | "sudden_jump"
+    | "step_change"
+    | "replica_divergence"
+    | "not_comparable";
   /**
    * true when the verdict is a finding (exit code 1)
    */
@@ -107,6 +127,10 @@ export interface Figures {
    * elements that differ at the compared precision
    */
   mismatched_elements: number;
+  /**
+   * elements whose difference is NaN/Inf (either side non-finite)
+   */
+  non_finite_elements?: number;
   tensors_compared?: number;
   /**
    * tensors present on one side only, with different shapes, or unreadable
@@ -154,6 +178,10 @@ export interface Tensor {
    */
   max_abs?: number | null;
   mismatched_elements?: number;
+  /**
+   * elements whose difference is NaN/Inf (either side non-finite): each one disagrees
+   */
+  non_finite_elements?: number;
   numel?: number;
   /**
    * dim 0 (1-D tensors: their length)
