@@ -10,9 +10,12 @@ The race this guards against: gloo's worker thread drops a finished collective's
 moment after the collective returns, and that takes the GIL; when the script ends first,
 Python kills the thread inside C++ and the process aborts ("terminate called without an
 active exception", exit -6). On an idle machine the script reaches exit within one GIL
-switch interval of the last probe; the scripts raise the interval (0.5 s instead of 5 ms)
-so that a busy test machine is as exposed as an idle one. Nothing else in the scripts is
-there for the test: no barrier, no sleep.
+switch interval of the last probe; the plain script raises the interval (0.5 s instead of
+5 ms) so that a busy test machine is as exposed as an idle one: without the fix every run
+aborts. The framework scripts keep the default: the Trainers run collectives of their own
+after the last step (HF's ``store_flos`` all_gather), which abort the same way under a
+raised interval with no probe attached. Nothing else in the scripts is there for the test:
+no barrier, no sleep.
 """
 
 from __future__ import annotations
@@ -66,8 +69,6 @@ import torch
 import transformers
 from denpex.probe.callbacks_hf import DriftProbeCallback
 
-sys.setswitchinterval(0.5)
-
 
 class Regressor(torch.nn.Module):
     def __init__(self):
@@ -96,8 +97,6 @@ import sys
 import torch
 import lightning.pytorch as pl
 from denpex.probe.callbacks_lightning import DriftProbeCallback
-
-sys.setswitchinterval(0.5)
 
 
 class Module(pl.LightningModule):
@@ -168,7 +167,7 @@ def test_documented_pattern_exits_cleanly_twenty_times(tmp_path: Path) -> None:
 
 
 def test_a_rank_raising_after_a_probe_exits_with_its_error_not_an_abort(tmp_path: Path) -> None:
-    for run in range(3):
+    for run in range(2):
         code, output, _ = _torchrun(tmp_path, _PLAIN, run, "raise")
         assert code != 0 and "this rank fails after a probe" in output
         assert "terminate called" not in output and "exitcode  : -6" not in output, output
