@@ -23,9 +23,10 @@ import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
@@ -43,6 +44,8 @@ from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.report import build_report, render_human
 from denpex.errors import InputError
 from denpex.probe.records import fingerprint_files
+
+_Item = TypeVar("_Item", StepDiff, ReplicaStep)
 
 MIN_POLL_S = 0.1
 FLOOR_S = 0.5
@@ -303,20 +306,24 @@ class _Session:
                     self.noise[diff.step] = diff
         return [diff for pair in pairs for diff in self._each(pair, warnings, compare_steps)]
 
-    def _each(self, item: Any, warnings: list[str], compare: Any, **options: Any) -> list[Any]:
+    def _each(
+        self,
+        item: Checkpoint | tuple[Checkpoint, Checkpoint],
+        warnings: list[str],
+        compare: Callable[..., list[_Item]],
+        **options: Any,
+    ) -> list[_Item]:
         """``compare`` on one checkpoint (or pair): one that vanished while being read is
         skipped with a warning, and the others are still compared."""
         try:
-            return list(
-                compare(
-                    [item],
-                    kernel=self.kernel,
-                    key=self.key,
-                    cache=self.cache,
-                    warnings=warnings,
-                    on_bytes=lambda n: None,
-                    **options,
-                )
+            return compare(
+                [item],
+                kernel=self.kernel,
+                key=self.key,
+                cache=self.cache,
+                warnings=warnings,
+                on_bytes=lambda n: None,
+                **options,
             )
         except _VANISHED as exc:
             warnings.append(f"{exc.filename or item}: vanished while being read; skipped")
