@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from denpex.errors import InputError
+
 Role = Literal["initiating", "collateral", "context"]
 
 SCHEMA_VERSION = 1
@@ -51,9 +53,35 @@ class Finding:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> Finding:
-        """The inverse of to_json, for findings a Denpex worker process sent back."""
-        return cls(**{**doc, "evidence": [Evidence(**e) for e in doc["evidence"]]})
+    def from_json(cls, doc: Any, what: str = "finding") -> Finding:
+        """The inverse of to_json, checked field by field: findings come back from worker
+        processes and from the editor, and InputError names what does not fit."""
+        if not isinstance(doc, dict):
+            raise InputError(f"{what} is not an object")
+        verification = _strings(doc, "verification", what)
+        runnable = (
+            _bools(doc, "verification_runnable", what) if "verification_runnable" in doc else []
+        )
+        if len(runnable) != len(verification):
+            # A client that leaves the flags out gets commands shown, never offered to run.
+            runnable = [False] * len(verification)
+        return cls(
+            id=_field(doc, "id", str, what),
+            title=_field(doc, "title", str, what),
+            category=_field(doc, "category", str, what),
+            confidence=_confidence(doc, what),
+            initiating_rank=_field(doc, "initiating_rank", (int, type(None)), what),
+            collateral_ranks=_ints(doc, "collateral_ranks", what),
+            suspect_ranks=_ints(doc, "suspect_ranks", what),
+            host=_field(doc, "host", (str, type(None)), what),
+            gpu=_field(doc, "gpu", (int, type(None)), what),
+            evidence=[_evidence(e, what) for e in _field(doc, "evidence", list, what)],
+            root_cause=_field(doc, "root_cause", str, what),
+            fix=_field(doc, "fix", str, what),
+            verification=verification,
+            related=_strings(doc, "related", what) if "related" in doc else [],
+            verification_runnable=runnable,
+        )
 
 
 def diagnosis_json(findings: list[Finding]) -> dict[str, Any]:
@@ -73,3 +101,73 @@ def compress_ranks(ranks: list[int]) -> str:
         out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(out)
+
+
+def findings_from_json(diagnosis: Any) -> list[Finding]:
+    """The findings of a diagnosis document (shared-schema/diagnosis.schema.json)."""
+    if not isinstance(diagnosis, dict) or not isinstance(diagnosis.get("findings"), list):
+        raise InputError("a diagnosis is an object with a findings list")
+    return [Finding.from_json(f, f"finding {i}") for i, f in enumerate(diagnosis["findings"])]
+
+
+# -- checking JSON fields -------------------------------------------------------------------
+
+_MAX_INT = 2**63  # ranks, GPUs and line numbers; a bigger number is not one (nor printable)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_INT
+
+
+def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
+    value = obj.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        ok = int in (kind if isinstance(kind, tuple) else (kind,)) and _count(value)
+    else:
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+    if not ok:
+        raise InputError(f"{what}: {key} has the wrong type or is out of range")
+    return value
+
+
+def _ints(obj: dict[str, Any], key: str, what: str) -> list[int]:
+    values = _field(obj, key, list, what)
+    if not all(_count(v) for v in values):
+        raise InputError(f"{what}: {key} must hold integers from 0")
+    return list(values)
+
+
+def _confidence(obj: dict[str, Any], what: str) -> float:
+    value = obj.get("confidence")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise InputError(f"{what}: confidence must be a number from 0 to 1")
+    return float(value)
+
+
+def _strings(obj: dict[str, Any], key: str, what: str) -> list[str]:
+    values = _field(obj, key, list, what)
+    if not all(isinstance(v, str) for v in values):
+        raise InputError(f"{what}: {key} must hold strings")
+    return list(values)
+
+
+def _evidence(obj: Any, what: str) -> Evidence:
+    if not isinstance(obj, dict):
+        raise InputError(f"{what}: evidence must be objects")
+    role = _field(obj, "role", str, what)
+    if role not in ("initiating", "collateral", "context"):
+        raise InputError(f"{what}: unknown evidence role {role[:40]!r}")
+    return Evidence(
+        source=_field(obj, "source", str, what),
+        line=_field(obj, "line", int, what),
+        text=_field(obj, "text", str, what),
+        rank=_field(obj, "rank", (int, type(None)), what),
+        role=role,
+    )
+
+
+def _bools(obj: dict[str, Any], key: str, what: str) -> list[bool]:
+    values = _field(obj, key, list, what)
+    if not all(isinstance(v, bool) for v in values):
+        raise InputError(f"{what}: {key} must hold true/false")
+    return list(values)

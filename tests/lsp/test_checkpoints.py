@@ -222,3 +222,61 @@ async def test_a_crashing_worker_is_reported_and_the_next_check_runs(tmp_path: P
         assert report["verdict"] == "identical" and not report["flagged"]
     finally:
         await stop(s)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the process itself, from the kernel."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads CPU time from /proc")
+async def test_a_watched_folder_goes_idle_after_its_check(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The workspace folder itself is watched, and it holds the server's cache (the harness
+    puts XDG_CACHE_HOME there): neither the worker's reads nor its cache writes may start
+    another check, and an idle folder costs the server under 2% of a core."""
+    ref = tmp_path_factory.mktemp("ref")
+    for step, state in _save_run(ref)[:3]:
+        _write(ref, step, state)
+        _write(tmp_path, step, state)
+    settings = {
+        "checkpoints": {"watch": [str(tmp_path)], "reference": str(ref)},
+        "drift": {"device": "cpu"},
+    }
+    s = await start(tmp_path, settings)
+    try:
+        await s.wait_for(lambda: _updates(s), TIMEOUT)
+        assert (tmp_path / "cache" / "denpex" / "drift").is_dir()  # the worker wrote there
+        await asyncio.sleep(3)  # past the settle time of any event the check caused
+        before, start_s = _cpu_seconds(s.pid), asyncio.get_running_loop().time()
+        await asyncio.sleep(10)
+        share = (_cpu_seconds(s.pid) - before) / (asyncio.get_running_loop().time() - start_s)
+        assert share < 0.02, f"{share:.1%} of a core while idle"
+        assert len(_updates(s)) == 1, "a check started by the server's own file activity"
+    finally:
+        await stop(s)
+
+
+async def test_a_folder_holding_a_huge_tree_is_refused_and_the_server_answers(
+    tmp_path: Path,
+) -> None:
+    settings = {"checkpoints": {"watch": ["/"]}, "drift": {"device": "cpu"}}
+    s = await start(tmp_path, settings)
+    try:
+        status = await s.status()  # answered while the tree is being measured
+        assert status is not None
+        message = await s.wait_for(
+            lambda: next((m for m in s.client.messages if "not watched" in m.message), None),
+            TIMEOUT,
+        )
+        assert "checkpoint directory /: more than" in message.message
+        status = await s.status()
+        assert status["watching"] == [] and status["missing"] == ["/"]
+        await asyncio.sleep(2)
+        assert not _updates(s)  # no worker ran on it
+        if sys.platform.startswith("linux"):
+            assert not _children(s.pid)
+    finally:
+        await stop(s)

@@ -93,7 +93,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ref", help="reference run (default: replica mode on rank_<N> layouts)")
     p.add_argument("--noise-ref", help="a second healthy run calibrating the noise floor")
     p.add_argument("--tolerance", type=_tolerance, default=0.0, help="replica mode: see `replicas`")
-    p.add_argument("--poll", type=float, default=2.0, help="seconds between stability polls")
+    p.add_argument(
+        "--poll", type=float, default=2.0, help="seconds between stability polls (at least 0.1)"
+    )
     p.add_argument(
         "--exit-after",
         type=float,

@@ -903,6 +903,12 @@ def assess_replicas(
             "not judged there (still being written?)"
         )
         late.absent = {}
+    if not any(len(s.ranks) >= 2 for s in series):
+        # No step had two readable replicas: agreement was never tested, so never "identical".
+        return Assessment(
+            "not_comparable", False, None, None, trend, None,
+            ["nothing was compared: no step has two readable replicas"],
+        )  # fmt: skip
     first_off: dict[int, int] = {}
     steps_off: dict[int, int] = {}
     for s in series:

@@ -1,7 +1,10 @@
 """`denpex watch`: follow run directories and judge every checkpoint as it lands.
 
-A watchdog observer wakes the loop on file events (a poll timer covers file systems
-that send none). A checkpoint is compared only once it is complete: the static checks of
+A watchdog observer wakes the loop on changes under the watched folders (``fswatch``: never
+on the watcher's own reads, nor on writes to its cache); a poll timer covers file systems
+that send no events. Between two scans the loop sleeps at least ``FLOOR_S`` (or half a
+poll when shorter), so a burst of writes costs one scan and an idle folder a scan per half
+poll. A checkpoint is compared only once it is complete: the static checks of
 ``discover`` (no temporary name, safetensors header and index whole, DeepSpeed ``latest``
 and DCP ``.metadata`` written) *and* the size and mtime of every one of its files
 unchanged for at least one poll interval, so a file still being written is never read.
@@ -9,19 +12,25 @@ A directory of probe fingerprints (``denpex.probe``) is judged whole whenever it
 change: records are small, and a torn last line is skipped until it is complete.
 Results go through the step cache (default ``$XDG_CACHE_HOME/denpex``, else
 ``~/.cache/denpex``): a restart prints the known steps again without recomputing them.
+A checkpoint or fingerprint file that vanishes while it is listed or read is skipped (the
+next scan sees the folder as it is then); the watch goes on.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
-from denpex.drift import fingerprints
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+from denpex.drift import fingerprints, fswatch
 from denpex.drift.api import (
     Pairs,
     compare_replica_steps,
@@ -36,12 +45,23 @@ from denpex.drift.report import build_report, render_human
 from denpex.errors import InputError
 from denpex.probe.records import fingerprint_files
 
+_Item = TypeVar("_Item", StepDiff, ReplicaStep)
+
+MIN_POLL_S = 0.1
+FLOOR_S = 0.5
+# What a file vanishing between a listing and a read raises (a folder replaced by a file,
+# or the reverse, gives NotADirectoryError / IsADirectoryError).
+_VANISHED = (FileNotFoundError, NotADirectoryError, IsADirectoryError)
+
 
 def _signature(cp: Checkpoint) -> tuple[tuple[str, int, int], ...]:
     paths = list(cp.ranks.values()) or [cp.path]
     files: list[Path] = []
-    for p in paths:
-        files.extend([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()))
+    try:
+        for p in paths:
+            files.extend([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()))
+    except OSError:  # a folder vanished while listed: not stable
+        return ()
     return _stat(files)
 
 
@@ -75,6 +95,8 @@ class _Stable:
         except InputError as exc:
             warnings.append(str(exc))
             return []
+        except _VANISHED:  # something vanished mid-listing: the next scan lists it afresh
+            return []
         for cp in found:
             sig = _signature(cp)
             key = (cp.path, cp.step)
@@ -95,14 +117,25 @@ class _Run:
     last_alarm: tuple[Any, ...] | None = None
 
 
-class _Wake:
-    """watchdog handler: any event under a watched directory wakes the loop."""
+class _Wake(FileSystemEventHandler):
+    """watchdog handler: a change under a watched directory wakes the loop."""
 
-    def __init__(self, event: threading.Event) -> None:
+    def __init__(self, event: threading.Event, ignored: tuple[Path, ...]) -> None:
         self.event = event
+        self.ignored = ignored
 
-    def dispatch(self, _event: Any) -> None:
-        self.event.set()
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if fswatch.is_change(event, self.ignored):
+            self.event.set()
+
+
+def _check_options(poll: float, tolerance: float, exit_after: float | None) -> None:
+    if not (math.isfinite(poll) and poll >= MIN_POLL_S):
+        raise InputError(f"--poll {poll}: give a number of seconds, at least {MIN_POLL_S}")
+    if not (math.isfinite(tolerance) and tolerance >= 0):
+        raise InputError(f"--tolerance {tolerance}: give a finite number, 0 or more")
+    if exit_after is not None and not (math.isfinite(exit_after) and exit_after >= 0):
+        raise InputError(f"--exit-after {exit_after}: give a number of seconds, 0 or more")
 
 
 def watch(
@@ -124,14 +157,20 @@ def watch(
     flagged."""
     from watchdog.observers import Observer
 
+    _check_options(poll, tolerance, exit_after)
     stream = out or sys.stdout
-    for d in [*dirs, *(p for p in (ref, noise_ref) if p)]:
+    watched = {*dirs, *(p for p in (ref, noise_ref) if p)}
+    for d in sorted(watched):
         if not Path(d).is_dir():
             raise InputError(f"{d}: not a directory")
+        why = fswatch.too_large(Path(d))
+        if why:
+            raise InputError(f"{d}: {why}; watch a run's own folder")
+    cache = Path(cache_dir) if cache_dir else default_dir()
     wake = threading.Event()
     observer = Observer()
-    for d in {*dirs, *(p for p in (ref, noise_ref) if p)}:
-        observer.schedule(_Wake(wake), d, recursive=True)  # type: ignore[arg-type]
+    for d in watched:
+        fswatch.schedule(observer, _Wake(wake, (cache.resolve(),)), Path(d).resolve())
     observer.start()
     session = _Session(
         stream,
@@ -140,23 +179,25 @@ def watch(
         noise_ref,
         tolerance,
         key,
-        StepCache(cache_dir or default_dir()),
+        StepCache(cache),
         Kernel(resolve_device(device)),
         poll,
     )
     runs = [_Run(d) for d in dirs]
-    deadline = None if exit_after is None else time.monotonic() + exit_after
+    deadline = math.inf if exit_after is None else time.monotonic() + exit_after
+    pause = stop or threading.Event()  # sleeps that a stop request cuts short
+    floor = min(FLOOR_S, poll / 2)
+
+    def left(seconds: float) -> float:
+        return max(0.0, min(seconds, deadline - time.monotonic()))
+
     try:
-        while (deadline is None or time.monotonic() < deadline) and not (stop and stop.is_set()):
+        while time.monotonic() < deadline and not pause.is_set():
+            wake.clear()  # changes from here on are seen by this scan or wake the next
             for run in runs:
                 session.update(run)
-            timeout = (
-                poll / 2
-                if deadline is None
-                else min(poll / 2, max(0.0, deadline - time.monotonic()))
-            )
-            wake.wait(timeout)
-            wake.clear()
+            pause.wait(left(floor))  # the floor: no event brings the next scan sooner
+            wake.wait(left(poll / 2 - floor))
     finally:
         observer.stop()
         observer.join(timeout=5)
@@ -207,7 +248,10 @@ class _Session:
             self._finding(report)
 
     def _fingerprint_report(self, run: _Run) -> dict[str, Any] | None:
-        files = _fingerprint_signature(run.root, self.ref, self.noise_ref)
+        try:
+            files = _fingerprint_signature(run.root, self.ref, self.noise_ref)
+        except _VANISHED:
+            return None
         if files == run.files:
             return None
         run.files = files
@@ -218,6 +262,9 @@ class _Session:
                 report = fingerprints.replicas_report(run.root, tolerance=self.tolerance)
         except InputError as exc:  # e.g. no step fingerprinted by both runs yet
             self._warn(str(exc))
+            return None
+        except _VANISHED:  # a rank's file vanished mid-read: judged again at the next change
+            run.files = ()
             return None
         for w in report["warnings"]:
             # A run being written has a torn last line and steps its reference lacks (or
@@ -233,15 +280,11 @@ class _Session:
             new = self._reference_steps(run, warnings)
         else:
             cps = [c for c in self.stable.ready(run.root, True, warnings) if c.step not in run.done]
-            new = compare_replica_steps(
-                cps,
-                kernel=self.kernel,
-                key=self.key,
-                tolerance=self.tolerance,
-                cache=self.cache,
-                warnings=warnings,
-                on_bytes=lambda n: None,
-            )
+            new = [
+                r
+                for c in cps
+                for r in self._each(c, warnings, compare_replica_steps, tolerance=self.tolerance)
+            ]
         for w in warnings:
             self._warn(w)
         if not new:
@@ -258,23 +301,33 @@ class _Session:
         if self.noise_ref:
             noisy = [c for c in self.stable.ready(self.noise_ref, False, []) if c.step in refs]
             todo: Pairs = [(c, refs[c.step]) for c in noisy if c.step not in self.noise]
-            for diff in compare_steps(
-                todo,
+            for pair in todo:
+                for diff in self._each(pair, warnings, compare_steps):
+                    self.noise[diff.step] = diff
+        return [diff for pair in pairs for diff in self._each(pair, warnings, compare_steps)]
+
+    def _each(
+        self,
+        item: Checkpoint | tuple[Checkpoint, Checkpoint],
+        warnings: list[str],
+        compare: Callable[..., list[_Item]],
+        **options: Any,
+    ) -> list[_Item]:
+        """``compare`` on one checkpoint (or pair): one that vanished while being read is
+        skipped with a warning, and the others are still compared."""
+        try:
+            return compare(
+                [item],
                 kernel=self.kernel,
                 key=self.key,
                 cache=self.cache,
                 warnings=warnings,
                 on_bytes=lambda n: None,
-            ):
-                self.noise[diff.step] = diff
-        return compare_steps(
-            pairs,
-            kernel=self.kernel,
-            key=self.key,
-            cache=self.cache,
-            warnings=warnings,
-            on_bytes=lambda n: None,
-        )
+                **options,
+            )
+        except _VANISHED as exc:
+            warnings.append(f"{exc.filename or item}: vanished while being read; skipped")
+            return []
 
     def _report(self, run: _Run) -> dict[str, Any]:
         series = [run.done[s] for s in sorted(run.done)]

@@ -19,7 +19,7 @@ from denpex import catalog
 from denpex.errors import InputError
 from denpex.export import markup
 from denpex.export.redact import Redactor
-from denpex.finding import Evidence, Finding, compress_ranks
+from denpex.finding import Finding, compress_ranks
 
 REDACTED_NOTE = "_Host names, IP addresses, user names and tokens redacted._"
 
@@ -120,90 +120,3 @@ def diagnosis_markdown(findings: list[Finding], redact: Names | None = None) -> 
     body = "\n\n".join(_finding(f, clean) for f in findings) or "No known failure found."
     out = f"# Denpex diagnosis\n\n{body}\n"
     return f"{out}\n{REDACTED_NOTE}\n" if redactor is not None else out
-
-
-# -- the diagnosis JSON (shared-schema/diagnosis.schema.json) back into findings -----------
-
-
-_MAX_INT = 2**63  # ranks, GPUs and line numbers; a bigger number is not one (nor printable)
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_INT
-
-
-def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:
-    value = obj.get(key)
-    if isinstance(value, int) and not isinstance(value, bool):
-        ok = int in (kind if isinstance(kind, tuple) else (kind,)) and _count(value)
-    else:
-        ok = isinstance(value, kind) and not isinstance(value, bool)
-    if not ok:
-        raise InputError(f"{what}: {key} has the wrong type or is out of range")
-    return value
-
-
-def _ints(obj: dict[str, Any], key: str, what: str) -> list[int]:
-    values = _field(obj, key, list, what)
-    if not all(_count(v) for v in values):
-        raise InputError(f"{what}: {key} must hold integers from 0")
-    return list(values)
-
-
-def _confidence(obj: dict[str, Any], what: str) -> float:
-    value = obj.get("confidence")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise InputError(f"{what}: confidence must be a number from 0 to 1")
-    return float(value)
-
-
-def _strings(obj: dict[str, Any], key: str, what: str) -> list[str]:
-    values = _field(obj, key, list, what)
-    if not all(isinstance(v, str) for v in values):
-        raise InputError(f"{what}: {key} must hold strings")
-    return list(values)
-
-
-def _evidence(obj: Any, what: str) -> Evidence:
-    if not isinstance(obj, dict):
-        raise InputError(f"{what}: evidence must be objects")
-    role = _field(obj, "role", str, what)
-    if role not in ("initiating", "collateral", "context"):
-        raise InputError(f"{what}: unknown evidence role {role[:40]!r}")
-    return Evidence(
-        source=_field(obj, "source", str, what),
-        line=_field(obj, "line", int, what),
-        text=_field(obj, "text", str, what),
-        rank=_field(obj, "rank", (int, type(None)), what),
-        role=role,
-    )
-
-
-def findings_from_json(diagnosis: Any) -> list[Finding]:
-    """The findings of a diagnosis document; InputError names what does not fit."""
-    if not isinstance(diagnosis, dict) or not isinstance(diagnosis.get("findings"), list):
-        raise InputError("a diagnosis is an object with a findings list")
-    out: list[Finding] = []
-    for i, f in enumerate(diagnosis["findings"]):
-        what = f"finding {i}"
-        if not isinstance(f, dict):
-            raise InputError(f"{what} is not an object")
-        out.append(
-            Finding(
-                id=_field(f, "id", str, what),
-                title=_field(f, "title", str, what),
-                category=_field(f, "category", str, what),
-                confidence=_confidence(f, what),
-                initiating_rank=_field(f, "initiating_rank", (int, type(None)), what),
-                collateral_ranks=_ints(f, "collateral_ranks", what),
-                suspect_ranks=_ints(f, "suspect_ranks", what),
-                host=_field(f, "host", (str, type(None)), what),
-                gpu=_field(f, "gpu", (int, type(None)), what),
-                evidence=[_evidence(e, what) for e in _field(f, "evidence", list, what)],
-                root_cause=_field(f, "root_cause", str, what),
-                fix=_field(f, "fix", str, what),
-                verification=_strings(f, "verification", what),
-                related=_strings(f, "related", what) if "related" in f else [],
-            )
-        )
-    return out

@@ -1,5 +1,9 @@
 """Checkpoint directories watched for drift.
 
+Each folder is first measured off the event loop (``fswatch.too_large``: a bounded walk) and
+refused when it holds a large tree such as ``/``; otherwise it is watched recursively for
+changes only (``fswatch``: no opens or reads, so the worker's reads cannot trigger a check,
+and nothing under the server's cache folder, which the worker writes).
 watchdog reports file events on its own thread; they are handed to the event loop, where
 each directory coalesces bursts (a checkpoint is many writes) into one check once the
 directory has been quiet for a moment. A check runs the drift engine in a separate
@@ -24,6 +28,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from denpex.drift import fswatch
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings
 
@@ -48,7 +53,7 @@ class Outcome:
 @dataclass
 class WatchedDir:
     path: Path
-    state: str = "watching"  # or "missing", "deleted"
+    state: str = "watching"  # or "missing", "deleted", "refused"
     coalescer: Coalescer | None = None
     process: asyncio.subprocess.Process | None = None
 
@@ -68,10 +73,11 @@ class _Handler(FileSystemEventHandler):
         self._loop = loop
         self._notify = notify
         self._root = root
+        self._ignored = (cache_dir().resolve(),)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in ("opened", "closed_no_write"):
-            return  # reads (ours included) are not changes
+        if not fswatch.is_change(event, self._ignored):
+            return  # reads (ours included) and the worker's cache writes are not changes
         gone = event.event_type == "deleted" and Path(os.fsdecode(event.src_path)) == self._root
         self._loop.call_soon_threadsafe(self._notify, self._root, gone)
 
@@ -88,6 +94,7 @@ class CheckpointWatcher:
         self._progress = progress
         self._observer: Any = None
         self._settings = Settings()
+        self._starting: set[asyncio.Task[None]] = set()
         self.dirs: dict[Path, WatchedDir] = {}
 
     def configure(self, settings: Settings) -> list[str]:
@@ -105,11 +112,31 @@ class CheckpointWatcher:
                 d.state = "missing"
                 messages.append(f"checkpoint directory {path} does not exist; not watched")
                 continue
-            self._observer.schedule(_Handler(loop, self._changed, path), str(path), recursive=True)
-            d.coalescer.trigger()  # compare what is already there
+            task = loop.create_task(self._start(d, self._observer))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
         self._observer.start()
         self._on_change()
         return messages
+
+    async def _start(self, d: WatchedDir, observer: Any) -> None:
+        """Watch ``d`` unless it holds a large tree; then compare what is already there."""
+        why = await asyncio.to_thread(fswatch.too_large, d.path)
+        # Made now, before the watch starts: the worker creating it inside a watched folder
+        # would otherwise be a change outside the ignored cache folder.
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        if self.dirs.get(d.path) is not d or observer is not self._observer:
+            return  # reconfigured meanwhile
+        if why:
+            d.state = "refused"
+            self._on_change()
+            error = f"checkpoint directory {d.path}: {why}; not watched (watch a run's own folder)"
+            await self._on_outcome(Outcome(d.path, error=error))
+            return
+        loop = asyncio.get_running_loop()
+        fswatch.schedule(observer, _Handler(loop, self._changed, d.path), d.path)
+        assert d.coalescer is not None
+        d.coalescer.trigger()
 
     def _changed(self, root: Path, gone: bool) -> None:
         d = self.dirs.get(root)
@@ -199,6 +226,8 @@ class CheckpointWatcher:
         return watching, missing
 
     def stop(self) -> None:
+        for task in self._starting:
+            task.cancel()
         if self._observer is not None:
             self._observer.stop()
             self._observer = None

@@ -30,8 +30,8 @@ from pygls.uris import to_fs_path
 from denpex import __version__
 from denpex.diagnosis import LogScanner
 from denpex.errors import InputError
-from denpex.export.markdown import diagnosis_markdown, findings_from_json, local_names
-from denpex.finding import Finding, diagnosis_json
+from denpex.export.markdown import diagnosis_markdown, local_names
+from denpex.finding import Finding, diagnosis_json, findings_from_json
 from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary

@@ -26,7 +26,8 @@ class DriftProbeCallback(TrainerCallback):
     """Probes after every optimizer step whose ``global_step`` is a multiple of ``every``."""
 
     def __init__(self, **options: Any) -> None:
-        """``out_dir``, ``every``, ``group``, ``raise_on_mismatch``: as ``DriftProbe``'s."""
+        """``out_dir``, ``every``, ``group``, ``raise_on_mismatch``: as ``DriftProbe``'s;
+        ``group="world"`` is the default process group once training has started."""
         self.options = ProbeOptions(**options)
         self.probe: DriftProbe | None = None
 

@@ -56,12 +56,17 @@ class ProbeOptions:
 
     out_dir: str | None = None  # default: the framework's output directory + /denpex-fingerprints
     every: int = 100
+    # A process group, or "world": the default group once training starts (the frameworks
+    # initialise torch.distributed after the callback is built).
     group: Any = None
     raise_on_mismatch: bool = False
 
     def open(self, model: torch.nn.Module, framework_dir: str) -> DriftProbe:
         out = self.out_dir or os.path.join(framework_dir, "denpex-fingerprints")
-        return DriftProbe(model, out, self.every, self.group, self.raise_on_mismatch)
+        group = self.group
+        if isinstance(group, str) and group == "world":
+            group = dist.group.WORLD if dist.is_available() and dist.is_initialized() else None
+        return DriftProbe(model, out, self.every, group, self.raise_on_mismatch)
 
 
 class ReplicaMismatchError(RuntimeError):
@@ -194,6 +199,10 @@ class DriftProbe:
         return record
 
     def close(self) -> None:
+        """Close the fingerprint file. No collective: each replica check has finished, and
+        the backend has let go of its tensors, before ``step`` returns (see
+        ``replica.wait_released``), so the process group may be destroyed at once, or the
+        interpreter exit, on every rank in any order; never calling close() is safe too."""
         self._writer.close()
 
     def __enter__(self) -> DriftProbe:

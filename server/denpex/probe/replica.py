@@ -20,6 +20,7 @@ reference, and the report says so.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,12 +72,38 @@ def _collective_device(group: Any) -> torch.device:
     return torch.device("cpu")
 
 
+# How long to wait for the backend to let go of a finished collective's tensors (normally
+# microseconds with gloo; NCCL's watchdog polls every ~100 ms).
+RELEASE_TIMEOUT_S = 10.0
+
+
 def _all_gather(t: torch.Tensor, group: Any) -> list[torch.Tensor]:
     dev = _collective_device(group)
     t = t.to(dev)
     out = [torch.empty_like(t) for _ in range(dist.get_world_size(group))]
     dist.all_gather(out, t, group=group)
+    wait_released([t, *out])
     return [o.cpu() for o in out]
+
+
+def wait_released(tensors: list[torch.Tensor], timeout: float = RELEASE_TIMEOUT_S) -> None:
+    """Wait (at most ``timeout``) until no backend thread holds a reference to ``tensors``.
+
+    A collective returns once its data has arrived, but the backend's own thread (gloo's
+    worker, NCCL's watchdog) drops the work object, and with it its references to these
+    tensors, a moment later. Dropping a C++ reference to a tensor that Python also holds
+    takes the GIL. When the probe ran at the last step and the script then ends (close(),
+    destroy_process_group(), interpreter exit), that thread can still be waiting for the
+    GIL when the interpreter finalises; Python then ends the thread inside C++ code and the
+    process aborts ("terminate called without an active exception", exit -6). Waiting here,
+    with the GIL released while sleeping, means that when the probe returns no thread holds
+    anything of its: any teardown order the user writes is safe.
+    """
+    if not hasattr(torch.Tensor, "_use_count"):  # torch < 2.3: nothing to observe
+        return
+    deadline = time.monotonic() + timeout
+    while any(t._use_count() > 1 for t in tensors) and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.0002)  # releases the GIL for the thread that is letting go
 
 
 def gather_hashes(names: list[str], hashes: list[int], group: Any) -> list[list[int]]:
