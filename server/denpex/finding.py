@@ -12,6 +12,7 @@ from typing import Any, Literal
 from denpex.errors import InputError
 
 Role = Literal["initiating", "collateral", "context"]
+Strength = Literal["high", "medium", "low"]
 
 SCHEMA_VERSION = 1
 
@@ -23,6 +24,14 @@ class Evidence:
     text: str
     rank: int | None
     role: Role
+
+
+@dataclass
+class Attribution:
+    """How sure the initiating rank (or, without one, the suspects) is, and why in one line."""
+
+    confidence: Strength
+    reason: str
 
 
 @dataclass
@@ -44,6 +53,7 @@ class Finding:
     # Per verification command: safe to run as shown (see catalog.fill_template). A command
     # that is not is shown for the user to complete or check, never sent to run.
     verification_runnable: list[bool] = field(default_factory=list)
+    attribution: Attribution | None = None  # log diagnosis only; None without a rank or suspects
 
     def __post_init__(self) -> None:
         if len(self.verification_runnable) != len(self.verification):

@@ -50,6 +50,7 @@ function list(items: readonly string[]): string {
 function findingSection(f: Finding, index: number, prevention: readonly string[] | undefined): string {
   const collateral = f.collateral_ranks.length > 0 ? compressRanks(f.collateral_ranks) : "none";
   const suspects = f.suspect_ranks.length > 0 ? `<dt>Suspect ranks</dt><dd>${escapeHtml(compressRanks(f.suspect_ranks))}</dd>` : "";
+  const attribution = f.attribution ? `<dt>Attribution</dt><dd class="attribution">${escapeHtml(`${f.attribution.confidence} confidence, ${f.attribution.reason}`)}</dd>` : "";
   const evidence = f.evidence.length > 0 ? `<ol class="evidence">${f.evidence.map(evidenceRow).join("\n")}</ol>` : "<p>No evidence lines.</p>";
   const verification = f.verification.length > 0 ? `<ul class="verification">${f.verification.map((c, i) => verificationRow(c, f.verification_runnable?.[i] === true)).join("\n")}</ul>` : "<p>No verification commands.</p>";
   const preventionBlock = prevention && prevention.length > 0 ? list(prevention) : "<p class=\"muted\">Open the catalog entry for prevention steps.</p>";
@@ -60,6 +61,7 @@ function findingSection(f: Finding, index: number, prevention: readonly string[]
 <dt>Initiating rank</dt><dd class="initiating">${escapeHtml(describeInitiator(f.initiating_rank, f.host, f.gpu))}</dd>
 <dt>Collateral ranks</dt><dd class="collateral">${escapeHtml(collateral)}</dd>
 ${suspects}
+${attribution}
 </dl>
 <h3>Evidence</h3>
 ${evidence}

@@ -20,17 +20,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from denpex import catalog
+from denpex.diagnosis import launchers
 from denpex.diagnosis.context import Topology
 from denpex.diagnosis.matcher import CompiledCatalog
 from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.store import Hit, SignalRecord
-from denpex.finding import Evidence, Finding, Role, compress_ranks
+from denpex.finding import Attribution, Evidence, Finding, Role, compress_ranks
 
 _ROLE_ORDER: dict[str, int] = {"initiating": 0, "collateral": 1, "context": 2}
 INCIDENT_SECONDS = 120.0
 INCIDENT_LINES = 200
 CASCADE_SECONDS = 3600.0
 EVIDENCE_LIMIT = 12
+# Entries whose reports mean "the collectives hung": a SIGABRT after them is the watchdog's.
+_HANG_ENTRIES = frozenset({"nccl-timeout"})
 
 
 @dataclass
@@ -75,11 +78,13 @@ def build_findings(
         and _close(e.first_initiating, root_hit)
     ]
     root_hit = _earliest(hardware) or root_hit
-    root_rank, suspects = _subjects(root_hit, topo)
+    root_rank, suspects, why = _subjects(root_hit, topo)
     root = max(
         (e for e in initiating if _same_incident(e, root_hit, root_rank)),
         key=lambda e: e.weight,
     )
+    if root_rank is None and not suspects:
+        root_rank, suspects, why = _beyond_the_line(cat, root, fired, topo)
     folded: list[_Entry] = []
     separate: list[_Entry] = []
     for entry in fired:
@@ -97,13 +102,13 @@ def build_findings(
         else:
             separate.append(entry)
     root_first = root.first_initiating if root.first_initiating else root_hit
-    findings = [_finding(cat, root, root_first, root_rank, suspects, folded, topo)]
+    findings = [_finding(cat, root, root_first, root_rank, suspects, folded, topo, why)]
     separate.sort(key=lambda e: e.first_initiating.seq if e.first_initiating else 0)
     for entry in separate:
         hit = entry.first_initiating
         assert hit is not None
-        rank, extra = _subjects(hit, topo)
-        findings.append(_finding(cat, entry, hit, rank, extra, [], topo))
+        rank, extra, why = _subjects(hit, topo)
+        findings.append(_finding(cat, entry, hit, rank, extra, [], topo, why))
     return findings
 
 
@@ -150,22 +155,65 @@ def _earliest(hits: Sequence[Hit | None]) -> Hit | None:
     return best
 
 
-def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int]]:
-    """(the rank a hit accuses, suspects): a desync report names the culprits, not its writer."""
+def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribution | None]:
+    """(the rank a hit accuses, suspects, why): a desync report names the culprits, not its
+    writer."""
+    where = f"{hit.source}:{hit.line}"
     listed = hit.groups.get("ranks")
     if listed:
         parsed = (to_int(r) for r in listed.replace(",", " ").split())
         ranks = sorted({r for r in parsed if r is not None})
         if len(ranks) == 1:
-            return ranks[0], []
-        return None, ranks
-    rank = hit.rank
-    if rank is None and "bus" in hit.facts:
+            return ranks[0], [], Attribution("high", f"the desync report names it ({where})")
+        return None, ranks, Attribution("low", f"the desync report names these ranks ({where})")
+    if hit.rank is not None:
+        return hit.rank, [], Attribution("high", f"first failure in causal order ({where})")
+    rank = None
+    if "bus" in hit.facts:
         _gpu, rank = topo.resolve_bus(_fact_str(hit.facts, "host"), str(hit.facts["bus"]))
+        if rank is not None:
+            why = f"the failing GPU's PCI bus is this rank's in the NCCL init lines ({where})"
+            return rank, [], Attribution("medium", why)
     pid = to_int(hit.groups.get("pid"))
-    if rank is None and pid is not None:
+    if pid is not None:
         rank = topo.rank_of_pid(pid)  # mapped by a file read later
-    return rank, []
+        if rank is not None:
+            return rank, [], Attribution("medium", f"the failing pid is this rank's ({where})")
+    return None, [], None
+
+
+def _beyond_the_line(
+    cat: CompiledCatalog, root: _Entry, fired: list[_Entry], topo: Topology
+) -> tuple[int | None, list[int], Attribution | None]:
+    """The first failure line names no rank: the same error on one rank's own line, else what
+    the launchers' summaries say (weaker: see launchers.py for their traps)."""
+    same = {r for rec in root.initiating for r in rec.first_by_rank}
+    if len(same) == 1:
+        rank = same.pop()
+        return rank, [], Attribution("medium", "the same error is reported on this rank's line")
+    call = _launcher_call(cat, fired, topo)
+    if call.rank is not None and call.strength is not None:
+        return call.rank, [], Attribution(call.strength, call.reason)
+    if call.suspects:
+        return None, list(call.suspects), Attribution("low", call.reason)
+    return None, [], None
+
+
+def _hung(fired: list[_Entry]) -> bool:
+    return any(e.id in _HANG_ENTRIES for e in fired)
+
+
+def _launcher_call(
+    cat: CompiledCatalog, fired: list[_Entry], topo: Topology
+) -> launchers.Attribution:
+    hosts = set(topo.rank_host.values())
+    return launchers.attribute(
+        topo.claims,
+        list(topo.tables.values()),
+        after_timeouts=_hung(fired),
+        pid_rank={pid: rank for (_host, pid), rank in topo.pid_rank.items()},
+        hosts=len(hosts),
+    )
 
 
 def _fact_str(facts: dict[str, object], key: str) -> str | None:
@@ -246,19 +294,32 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
     waiting_on = max(
         (s for e in fired for r in e.records for s in r.seq_by_rank.values()), default=0
     )
-    for rank, (enqueued, _done) in topo.progress.items():
+    for behind, (enqueued, _done) in topo.progress.items():
         if waiting_on and enqueued < waiting_on:
-            suspects.add(rank)
+            suspects.add(behind)
     world = topo.world_size or (max(topo.ranks_seen) + 1 if topo.ranks_seen else 0)
     if world and len(reporting) * 2 >= world:
         missing = set(range(world)) - reporting
         if 0 < len(missing) <= max(1, world // 4):
             suspects |= missing
-    if not suspects and topo.root_cause_hint is not None:
-        suspects.add(topo.root_cause_hint)
+    why = None
+    rank: int | None = None
+    if suspects:
+        why = Attribution(
+            "low", "named by the reports or missing from them; no line shows the failure"
+        )
+    else:
+        # Only downstream lines. Without hang reports they are the launcher's teardown of the
+        # rank its summary names; after timeouts that rank may have only noticed the hang.
+        call = _launcher_call(cat, fired, topo)
+        if call.rank is not None and call.strength is not None and not _hung(fired):
+            rank, why = call.rank, Attribution(call.strength, call.reason)
+        elif call.rank is not None or call.suspects:
+            suspects.update([call.rank] if call.rank is not None else call.suspects)
+            why = Attribution("low", call.reason)
     first = _earliest([r.first for e in fired for r in e.records])
     assert first is not None
-    return _finding(cat, main, first, None, sorted(suspects), others, topo)
+    return _finding(cat, main, first, rank, sorted(suspects), others, topo, why)
 
 
 def _finding(
@@ -269,6 +330,7 @@ def _finding(
     suspects: list[int],
     folded: list[_Entry],
     topo: Topology,
+    why: Attribution | None,
 ) -> Finding:
     spec = cat.entries[entry.id]
     host, gpu, pid = _place(rank, first, topo)
@@ -301,11 +363,12 @@ def _finding(
         host=host,
         gpu=gpu,
         evidence=evidence,
-        root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects),
+        root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects, why),
         fix="\n".join(f"{i}. {step}" for i, step in enumerate(spec["fix"], 1)),
         verification=[c.text for c in commands],
         related=list(spec.get("related", [])),
         verification_runnable=[c.runnable for c in commands],
+        attribution=why,
     )
 
 
@@ -362,6 +425,7 @@ def _story(
     gpu: int | None,
     collateral: list[int],
     suspects: list[int],
+    why: Attribution | None,
 ) -> str:
     where = f"{first.source}:{first.line}"
     place = ", ".join(p for p in (host and f"host {host}", gpu is not None and f"GPU {gpu}") if p)
@@ -379,6 +443,10 @@ def _story(
         )
         if suspects:
             story += f" Suspect ranks: {compress_ranks(suspects)}."
+        elif rank is not None:
+            story += f" The first to fail was rank {rank}."
+    if why is not None and why.confidence != "high":
+        story += f" Rank attribution: {why.confidence} confidence, {why.reason}."
     if collateral:
         story += f" Ranks {compress_ranks(collateral)} only reported the fallout."
     return f"{story} {spec['quick_answer']}"

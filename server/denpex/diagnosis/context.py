@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from denpex.diagnosis import launchers
+from denpex.diagnosis.launchers import Claim, RootCauseTable
 from denpex.diagnosis.numbers import to_int
 
 # Extractors screened like signals (keys -1, -2, ...), run only on lines holding their anchor.
@@ -40,7 +42,9 @@ _EXTRACTORS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["exitcode"],
         re.compile(r"^\s*exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)"),
     ),
+    "table_time": (["time      : "], re.compile(r"^\s*time\s*: (?P<t>\S{1,40})\s*$")),
     "root_cause": (["Root Cause"], re.compile(r"Root Cause \(first observed failure\)")),
+    "no_other_failures": (["<NO_OTHER_FAILURES>"], re.compile(r"<NO_OTHER_FAILURES>")),
     # "[Rank 3] Timeout at NCCL work: 183, last enqueued NCCL work: 183, last completed..."
     "progress": (
         ["last enqueued"],
@@ -49,6 +53,7 @@ _EXTRACTORS: dict[str, tuple[list[str], re.Pattern[str]]] = {
             r"last completed (?:NCCL )?work: (?P<done>-?\d+)"
         ),
     ),
+    **launchers.PATTERNS,
 }
 EXTRACTOR_NAMES = list(_EXTRACTORS)
 EXTRACTOR_LITERALS: dict[str, set[int]] = {}
@@ -96,12 +101,14 @@ class Topology:
     rank_pid: dict[int, int] = field(default_factory=dict)
     bus_gpu: dict[tuple[str | None, str], int] = field(default_factory=dict)
     progress: dict[int, tuple[int, int]] = field(default_factory=dict)  # rank -> (enq, done)
-    root_cause_hint: int | None = None
     ranks_seen: set[int] = field(default_factory=set)
+    claims: list[Claim] = field(default_factory=list)  # launchers' failure summaries
+    tables: dict[str, RootCauseTable] = field(default_factory=dict)  # per source
     _comm_size: dict[tuple[str, int], int] = field(default_factory=dict)
     _table: dict[str, tuple[int, int, str | None]] = field(default_factory=dict)
     _table_host: dict[str, tuple[int, str]] = field(default_factory=dict)
     _root_cause_line: dict[str, int] = field(default_factory=dict)
+    _table_time: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def see_rank(self, rank: int) -> None:
         self.ranks_seen.add(rank)
@@ -140,9 +147,21 @@ class Topology:
             host = host_row[1] if host_row and line - host_row[0] <= _TABLE_SPAN else None
             self._table[source] = (line, r, host)
             self.bind(r, host=host)
+            table = self.tables.setdefault(source, RootCauseTable({}))
+            time_row = self._table_time.get(source)
             hint_line = self._root_cause_line.get(source)
             if hint_line is not None and 0 < line - hint_line <= _TABLE_SPAN + 1:
-                self.root_cause_hint = r
+                table.root = r
+            elif time_row and 0 < line - time_row[0] <= _TABLE_SPAN and len(table.times) < 4096:
+                table.times[r] = time_row[1]  # the root's own time is kept apart
+            if table.root == r and time_row and 0 < line - time_row[0] <= _TABLE_SPAN:
+                table.root_time = time_row[1]
+        elif name == "table_time":
+            self._table_time[source] = (line, g["t"])
+        elif name == "no_other_failures":
+            self.tables.setdefault(source, RootCauseTable({})).no_other_failures = True
+        elif name.startswith("claim_") and len(self.claims) < launchers.MAX_CLAIMS:
+            self.claims.extend(launchers.claims_from(name, m, source, line))
         elif name == "table_exit":
             owner, pid = self.table_rank(source, line), to_int(g["pid"])
             if owner is not None and pid is not None:

@@ -27,6 +27,9 @@ def _block(index: int, f: Finding, total: int) -> str:
         )
     if f.suspect_ranks:
         out.append(f"  Suspect ranks   : {compress_ranks(f.suspect_ranks)}")
+    if f.attribution is not None:
+        a = f.attribution
+        out.append(f"  Attribution     : {a.confidence} confidence, {a.reason}")
     out.append("  Evidence:")
     for ev in f.evidence:
         rank = f"rank {ev.rank}" if ev.rank is not None else "rank ?"

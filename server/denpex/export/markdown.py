@@ -82,6 +82,9 @@ def _finding(f: Finding, clean: Any) -> str:
     lines.append(f"- **Collateral ranks:** {collateral}")
     if f.suspect_ranks:
         lines.append(f"- **Suspect ranks:** {compress_ranks(f.suspect_ranks)}")
+    if f.attribution is not None:
+        why = markup.text(clean(f.attribution.reason))  # names the log's path: redacted
+        lines.append(f"- **Attribution:** {f.attribution.confidence} confidence, {why}")
     lines += ["", f"**Root cause:** {markup.text(clean(f.root_cause))}"]
     if f.fix:
         lines += ["", "**Fix:**", "", f.fix]

@@ -51,7 +51,11 @@ def who(f: Finding) -> str:
             return f"initiating rank unknown, suspects {compress_ranks(f.suspect_ranks)}"
         return "initiating rank unknown" if f.collateral_ranks else "no rank named"
     where = [p for p in (f.host and f"host {f.host}", f.gpu is not None and f"GPU {f.gpu}") if p]
-    return f"initiating rank {f.initiating_rank}" + (f" ({', '.join(where)})" if where else "")
+    a = f.attribution
+    sure = f", {a.confidence} confidence" if a is not None and a.confidence != "high" else ""
+    return (
+        f"initiating rank {f.initiating_rank}" + (f" ({', '.join(where)})" if where else "") + sure
+    )
 
 
 def first_sentence(text: str) -> str:

@@ -48,6 +48,10 @@ export interface Finding {
    * One flag per verification command: true when it is safe to run as shown (every blank filled, every value taken from the log passed its check: host-name grammar, digits, printable path). A command flagged false is shown for the user to complete or check and is never offered to run.
    */
   verification_runnable?: boolean[];
+  /**
+   * How sure the initiating rank is (or, without one, the suspect ranks), and why in one line. Absent or null when the finding names neither.
+   */
+  attribution?: Attribution | null;
 }
 /**
  * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
@@ -59,6 +63,20 @@ export interface Evidence {
   text: string;
   rank: number | null;
   role: "initiating" | "collateral" | "context";
+}
+/**
+ * This interface was referenced by `DenpexDiagnosis`'s JSON-Schema
+ * via the `definition` "attribution".
+ */
+export interface Attribution {
+  /**
+   * high: the failing rank's own line or a desync report names it; medium: mapped from its pid or GPU, or a launcher's summary with a single failure; low: a launcher's summary that may be a first observer, or suspects only.
+   */
+  confidence: "high" | "medium" | "low";
+  /**
+   * One line, e.g. "first failure in causal order (job.log:46)", "only torchelastic's failure summary names it (signal 9)".
+   */
+  reason: string;
 }
 
 export const X_METHOD = "denpex/diagnosisMarkdown" as const;

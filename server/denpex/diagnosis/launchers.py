@@ -1,0 +1,216 @@
+"""What launchers say about which process failed first, and how far to trust it.
+
+A launcher's failure summary is the only evidence of the culprit in many real logs (the
+rank itself died without a word: SIGKILL, SIGSEGV). Each summary names one process:
+
+- torchelastic: ``failed (exitcode: -9) local_rank: 1 (pid: 1234) of binary`` and the
+  ``Root Cause (first observed failure)`` table (global ``rank``, ``exitcode``, ``time``);
+- mpirun: ``mpirun noticed that process rank 7 with PID ... exited on signal 9`` and
+  ``The first process to do so was: Process name: [[35302,1],0]``;
+- torch.multiprocessing: ``process 3 terminated with signal SIGKILL``;
+- srun: ``srun: error: node-b: task 11: Killed``;
+- Ray Train: ``Worker 0 has failed.``
+
+The traps, from the field notes: torchelastic's "first failure" is only the first exit its
+agent noticed, so a rank that aborted (-6) after watchdog timeouts is collateral, and a
+table whose failures share one second does not determine anything; SIGTERM (-15) is the
+launcher's own teardown. DeepSpeed's launcher prints the command of the *last* process it
+spawned, so its ``--local_rank=N`` is never read as a claim.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from denpex.finding import Strength
+
+# Claims kept per log set: summaries are a handful of lines; a log repeating them is noise.
+MAX_CLAIMS = 64
+# Exit codes that say "stopped by someone else" (SIGTERM, SIGINT, SIGHUP): teardown.
+_TEARDOWN = {-15, -2, -1, 143, 130, 129}
+# Deaths that a hang does not cause: killed from outside, or a crash in native code.
+_FROM_OUTSIDE = {-9, -11, -7, -4, -8, 137, 139, 135}
+_SIGNALS = {"SIGKILL": -9, "SIGSEGV": -11, "SIGABRT": -6, "SIGBUS": -7, "SIGTERM": -15}
+_SIGNALS.update({"SIGINT": -2, "SIGHUP": -1, "SIGILL": -4, "SIGFPE": -8})
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One launcher line naming one process as failed."""
+
+    kind: str  # "torchelastic", "root-cause", "mpirun", "spawn", "srun", "ray"
+    rank: int
+    local: bool  # torchelastic's local_rank: the global rank only on a single node
+    exitcode: int | None  # negative: killed by that signal
+    pid: int | None
+    source: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """A graded answer: which rank, how sure, and why (one line)."""
+
+    rank: int | None
+    strength: Strength | None
+    reason: str
+    suspects: tuple[int, ...] = ()
+
+
+# Anchor literals and patterns, run only on lines holding an anchor (see context.py).
+PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
+    "claim_elastic": (
+        ["local_rank: "],
+        re.compile(
+            r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank: (?P<rank>\d{1,6}) "
+            r"\(pid: (?P<pid>\d{1,10})\)"
+        ),
+    ),
+    "claim_mpirun": (
+        ["noticed that process rank"],
+        re.compile(
+            r"noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) "
+            r"on node \S{1,255} exited on signal (?P<signal>\d{1,3})"
+        ),
+    ),
+    "claim_mpirun_first": (
+        ["Process name: [["],
+        re.compile(r"^\s{0,8}Process name: \[\[\d{1,10},\d{1,10}\],(?P<rank>\d{1,6})\]"),
+    ),
+    "claim_spawn": (
+        ["terminated with "],
+        re.compile(
+            r"\bprocess (?P<rank>\d{1,6}) terminated with "
+            r"(?:signal (?P<signame>SIG[A-Z]{2,6})|exit code (?P<code>\d{1,3}))"
+        ),
+    ),
+    "claim_srun": (
+        ["srun: error: "],
+        re.compile(
+            r"srun: error: [A-Za-z0-9._-]{1,255}: tasks? (?P<ranks>[0-9][0-9,-]{0,200}): "
+            r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Exited with exit code \d{1,3})"
+        ),
+    ),
+    "claim_ray": (
+        ["has failed"],
+        re.compile(
+            r"\((?:TorchTrainer|TrainTrainable)[^)]{0,80}\) Worker (?P<rank>\d{1,6}) has failed"
+        ),
+    ),
+}
+
+
+def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Claim]:
+    """The claims one matched summary line makes (srun may list several tasks)."""
+    g = m.groupdict()
+    kind = name.removeprefix("claim_").replace("_first", "")
+    pid = _int(g.get("pid"))
+    if name == "claim_srun":
+        ranks = _task_list(g["ranks"])
+        what = g["what"]
+        code = -9 if what == "Killed" else -11 if what.startswith("Seg") else None
+        code = -6 if what == "Aborted" else -7 if what == "Bus error" else code
+        if code is None:
+            code = _int(what.rsplit(" ", 1)[-1])
+        return [Claim(kind, r, False, code, None, source, line) for r in ranks]
+    rank = _int(g.get("rank"))
+    if rank is None:
+        return []
+    if name == "claim_mpirun":
+        code = -(_int(g["signal"]) or 0) or None
+    elif name == "claim_spawn" and g.get("signame"):
+        code = _SIGNALS.get(g["signame"])
+    else:
+        code = _int(g.get("code"), signed=True)
+    return [Claim(kind, rank, name == "claim_elastic", code, pid, source, line)]
+
+
+def _int(text: str | None, signed: bool = False) -> int | None:
+    if not text:
+        return None
+    negative = signed and text.startswith("-")
+    body = text[1:] if negative else text
+    if not body.isdigit() or len(body) > 12:
+        return None
+    return -int(body) if negative else int(body)
+
+
+def _task_list(text: str) -> list[int]:
+    """srun's "0-3,7" -> [0, 1, 2, 3, 7], at most a few hundred ranks."""
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        a, b = _int(lo), _int(hi) if hi else _int(lo)
+        if a is not None and b is not None and 0 <= b - a < 512 and len(out) < 512:
+            out.extend(range(a, b + 1))
+    return out
+
+
+@dataclass
+class RootCauseTable:
+    """torchelastic's failure tables in one file: each failure's time, and the root cause."""
+
+    times: dict[int, str]  # other failures: rank -> "2024-03-05_07:01:51"
+    root: int | None = None
+    root_time: str | None = None
+    no_other_failures: bool = False
+
+    def ambiguous(self) -> bool:
+        """Another failure stamped in the root cause's second: the agent's pick is a coin."""
+        return self.root_time is not None and self.root_time in self.times.values()
+
+
+def attribute(
+    claims: list[Claim],
+    tables: list[RootCauseTable],
+    *,
+    after_timeouts: bool,
+    pid_rank: dict[int, int],
+    hosts: int,
+) -> Attribution:
+    """The rank the launchers' summaries name, when nothing in the log itself does.
+
+    ``after_timeouts``: the log shows collective timeouts, so a SIGABRT is the watchdog's.
+    ``pid_rank``: global ranks of pids, from failure tables, for torchelastic's local ranks.
+    ``hosts``: how many hosts the log shows; a local rank is global only on one.
+    """
+    if any(t.ambiguous() for t in tables):
+        claims = [c for c in claims if c.kind not in ("torchelastic", "root-cause")]
+    usable: dict[int, Claim] = {}
+    for c in claims:
+        if c.exitcode in _TEARDOWN:
+            continue
+        if after_timeouts and (c.exitcode is None or c.exitcode not in _FROM_OUTSIDE):
+            # The watchdog's abort (-6) or the DistBackendError it raises (exit 1): the rank
+            # noticed the hang first, which says nothing about who caused it.
+            continue
+        rank = pid_rank.get(c.pid, c.rank) if c.local and c.pid is not None else c.rank
+        if c.local and rank == c.rank and c.pid not in pid_rank and hosts > 1:
+            continue  # a local rank on a multi-node job names no global rank
+        usable.setdefault(rank, c)
+    for t in tables:
+        if t.root is not None and not t.ambiguous() and t.root not in usable:
+            usable[t.root] = Claim("root-cause", t.root, False, None, None, "", 0)
+    if len(usable) == 1:
+        rank, claim = next(iter(usable.items()))
+        sole = any(t.no_other_failures for t in tables) or claim.kind in ("mpirun", "spawn")
+        return Attribution(rank, "medium" if sole else "low", _reason(claim))
+    if len(usable) > 1:
+        return Attribution(None, None, "launchers name several failed ranks", tuple(sorted(usable)))
+    return Attribution(None, None, "")
+
+
+def _reason(claim: Claim) -> str:
+    what = {
+        "torchelastic": "torchelastic's failure summary",
+        "root-cause": "torchelastic's Root Cause table",
+        "mpirun": "mpirun's exit report",
+        "spawn": "torch.multiprocessing's exit report",
+        "srun": "srun's task report",
+        "ray": "Ray Train's worker report",
+    }.get(claim.kind, "the launcher's summary")
+    how = ""
+    if claim.exitcode is not None:
+        how = f" (exit {claim.exitcode})" if claim.exitcode >= 0 else f" (signal {-claim.exitcode})"
+    return f"only {what} names it{how}"
