@@ -115,6 +115,8 @@ def build_findings(
 def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> list[_Entry]:
     by_entry: dict[str, list[SignalRecord]] = {}
     for record in records.values():
+        if record.count < record.signal.min_count:
+            continue  # benign when it happens once or twice (see the catalog's min_count)
         by_entry.setdefault(record.signal.entry_id, []).append(record)
     out = []
     for entry_id, recs in by_entry.items():
@@ -142,8 +144,8 @@ def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecor
             assert isinstance(needed, int)
             if count.get(str(cond["signal"]), 0) < needed:
                 return False
-        elif kind == "value_jump" and count.get(str(cond["signal"]), 0) == 0:
-            return False  # value signals are only recorded where they jump
+        # value_jump needs no check here: a value signal is recorded only where it jumps, so
+        # an entry with several (or with plain signals beside them) fires on any of them.
     return True
 
 

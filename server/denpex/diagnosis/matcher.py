@@ -34,6 +34,9 @@ class Signal:
     role: Role
     weight: float
     regex: re.Pattern[str]
+    min_count: int = (
+        1  # lines it must match before it counts (benign once, a failure when it persists)
+    )
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ def compile_catalog(
                 role=spec["role"],
                 weight=float(spec.get("weight", 0.5)),
                 regex=re.compile(linear_form(spec["pattern"]), flags),
+                min_count=int(spec.get("min_count", 1)),
             )
             signals.append(sig)
             if spec["name"] in jumps:

@@ -20,6 +20,19 @@ _PREFIXES = (
     re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),
     # srun -l / --label: "3: "
     re.compile(r"\s{0,4}(?P<rank>\d{1,6}): "),
+    # a host and rank in one bracket: "[node-a:3]:"
+    re.compile(r"\[[A-Za-z0-9][\w.-]{0,252}:(?P<rank>\d{1,6})\]:\s?"),
+    # Prefixes that name no rank but hide the one behind them. pdsh (DeepSpeed multi-node)
+    # and log shippers put a host, pod or time first: "10.0.0.3: [rank19]:",
+    # "node-a: [rank3]:", "[pod/trainer-0/pytorch] ", "2024-03-05T07:01:51.123Z [rank3]:".
+    # A bare "name: " is peeled only before a rank prefix: "RuntimeError: " is not a host.
+    re.compile(r"(?:\d{1,3}\.){3}\d{1,3}: "),
+    re.compile(r"[A-Za-z0-9][\w.-]{0,252}: (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"),
+    re.compile(r"\[pod/[^\]\s]{1,300}\] "),
+    re.compile(
+        r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? {1,4}"
+        r"(?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<|\[pod/)"
+    ),
 )
 # Launchers nest two or three prefixes; a line of thousands of them is not a rank's line, and
 # peeling each would copy the line each time.
@@ -47,6 +60,9 @@ def split_prefix(text: str) -> tuple[int | None, str]:
         for rx in _PREFIXES:
             m = rx.match(text)
             if m:
+                if "rank" not in rx.groupindex:
+                    text = text[m.end() :]  # a host, pod or time: peeled, no rank
+                    break
                 value = to_int(m.group("rank"))
                 if value is None:
                     pass  # not a number: the prefix is peeled, the rank stays unknown
