@@ -79,8 +79,10 @@ def build_findings(
     ]
     root_hit = _earliest(hardware) or root_hit
     root_rank, suspects, why = _subjects(root_hit, topo)
+    # A table row's rank is not trusted as the culprit, but it still groups the incident.
+    incident_rank = root_rank if root_rank is not None else root_hit.rank
     root = max(
-        (e for e in initiating if _same_incident(e, root_hit, root_rank)),
+        (e for e in initiating if _same_incident(e, root_hit, incident_rank)),
         key=lambda e: e.weight,
     )
     if root_rank is None and not suspects:
@@ -127,7 +129,16 @@ def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> li
         e = _Entry(entry_id, recs)
         e.initiating = [r for r in recs if r.signal.role == "initiating" and r.first]
         out.append(e)
-    return out
+    # A signal that is fallout when another entry fired (a SIGABRT after watchdog timeouts is
+    # the watchdog's own abort) stops counting; an entry left without signals drops out.
+    ids = {e.id for e in out}
+    kept = []
+    for e in out:
+        e.records = [r for r in e.records if not (r.signal.not_with & ids)]
+        e.initiating = [r for r in e.initiating if not (r.signal.not_with & ids)]
+        if any(r.signal.role != "context" for r in e.records):
+            kept.append(e)
+    return kept
 
 
 def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecord]) -> bool:
@@ -168,8 +179,10 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribut
         if len(ranks) == 1:
             return ranks[0], [], Attribution("high", f"the desync report names it ({where})")
         return None, ranks, Attribution("low", f"the desync report names these ranks ({where})")
-    if hit.rank is not None:
+    if hit.rank is not None and not hit.facts.get("table_row"):
         return hit.rank, [], Attribution("high", f"first failure in causal order ({where})")
+    if hit.rank is not None:
+        return None, [], None  # a failure table's row: weighed with the launchers' summaries
     rank = None
     if "bus" in hit.facts:
         _gpu, rank = topo.resolve_bus(_fact_str(hit.facts, "host"), str(hit.facts["bus"]))
@@ -189,7 +202,12 @@ def _beyond_the_line(
 ) -> tuple[int | None, list[int], Attribution | None]:
     """The first failure line names no rank: the same error on one rank's own line, else what
     the launchers' summaries say (weaker: see launchers.py for their traps)."""
-    same = {r for rec in root.initiating for r in rec.first_by_rank}
+    same = {
+        r
+        for rec in root.initiating
+        for r, h in rec.first_by_rank.items()
+        if not h.facts.get("table_row")
+    }
     if len(same) == 1:
         rank = same.pop()
         return rank, [], Attribution("medium", "the same error is reported on this rank's line")

@@ -89,7 +89,8 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["srun: error: "],
         re.compile(
             r"srun: error: [A-Za-z0-9._-]{1,255}: tasks? (?P<ranks>[0-9][0-9,-]{0,200}): "
-            r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Exited with exit code \d{1,3})"
+            r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Terminated"
+            r"|Exited with exit code \d{1,3})"
         ),
     ),
     "claim_ray": (
@@ -111,6 +112,7 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
         what = g["what"]
         code = -9 if what == "Killed" else -11 if what.startswith("Seg") else None
         code = -6 if what == "Aborted" else -7 if what == "Bus error" else code
+        code = -15 if what == "Terminated" else code
         if code is None:
             code = _int(what.rsplit(" ", 1)[-1])
         return [Claim(kind, r, False, code, None, source, line) for r in ranks]
@@ -192,6 +194,10 @@ def attribute(
     for t in tables:
         if t.root is not None and not t.ambiguous() and t.root not in usable:
             usable[t.root] = Claim("root-cause", t.root, False, None, None, "", 0)
+    if not usable:
+        gap = _srun_gap(claims)
+        if gap is not None:
+            return Attribution(gap, "low", "the only task missing from srun's Terminated list")
     if len(usable) == 1:
         rank, claim = next(iter(usable.items()))
         sole = any(t.no_other_failures for t in tables) or claim.kind in ("mpirun", "spawn")
@@ -199,6 +205,16 @@ def attribute(
     if len(usable) > 1:
         return Attribution(None, None, "launchers name several failed ranks", tuple(sorted(usable)))
     return Attribution(None, None, "")
+
+
+def _srun_gap(claims: list[Claim]) -> int | None:
+    """srun SIGTERMs every task once one has ended: a single hole in its Terminated list, below
+    the highest task, is the task that ended first."""
+    terminated = {c.rank for c in claims if c.kind == "srun" and c.exitcode == -15}
+    if len(terminated) < 3:
+        return None
+    gaps = [r for r in range(max(terminated)) if r not in terminated]
+    return gaps[0] if len(gaps) == 1 else None
 
 
 def _reason(claim: Claim) -> str:

@@ -34,9 +34,10 @@ class Signal:
     role: Role
     weight: float
     regex: re.Pattern[str]
-    min_count: int = (
-        1  # lines it must match before it counts (benign once, a failure when it persists)
-    )
+    # Lines it must match before it counts (benign once, a failure when it persists), and
+    # entries whose firing makes it fallout (catalog-entry.schema.json).
+    min_count: int = 1
+    not_with: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ def compile_catalog(
                 weight=float(spec.get("weight", 0.5)),
                 regex=re.compile(linear_form(spec["pattern"]), flags),
                 min_count=int(spec.get("min_count", 1)),
+                not_with=frozenset(spec.get("not_with", [])),
             )
             signals.append(sig)
             if spec["name"] in jumps:

@@ -234,12 +234,16 @@ class LogScanner:
         if rank is None:
             group_rank = next((g["rank"] for _, g in matched if g.get("rank")), None)
             rank = to_int(group_rank)
+        from_table = False
         if rank is None:
             rank = topo.table_rank(source, line)
+            from_table = rank is not None
         if rank is None:
             pid = next((p for _, g in matched if (p := to_int(g.get("pid"))) is not None), None)
             rank = topo.rank_of_pid(pid) if pid is not None else None
         facts = topo.observe(body, rank)
+        if from_table:
+            facts["table_row"] = True  # the launcher's summary, not the rank's own line
         if rank is None and isinstance(facts.get("rank"), int):
             rank = int(facts["rank"])  # type: ignore[call-overload]
         if rank is None:
