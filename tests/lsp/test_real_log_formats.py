@@ -1,0 +1,198 @@
+"""Launcher formats and failure classes from real logs: the CLI (a real subprocess) and the
+language server (over stdio) give the same answer on the same file.
+
+Every case is a log of the real-log corpus's *dev* split (tests/corpus, split rule in its
+README), named by its corpus id; a few are cut to their first lines to show a rule's edge.
+The held-out test split is never read here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsp_harness import Session, start, stop, validate
+from lsprotocol import types
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "logs"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str  # corpus id (dev split)
+    cls: str | None  # catalog id of the root-cause finding; None: no finding (healthy)
+    rank: int | None = None
+    confidence: str | None = None  # attribution confidence; None: no attribution
+    lines: int | None = None  # cut to the first N lines
+
+    @property
+    def name(self) -> str:
+        return f"{self.id}-first{self.lines}.log" if self.lines else f"{self.id}.log"
+
+
+CASES = [
+    # Launcher summaries as the only evidence of the rank.
+    Case(
+        "a085", "process-killed-signal", 3, "low"
+    ),  # torchelastic: failed (exitcode: -9) local_rank: 3
+    Case("a107", "process-killed-signal", 5, "medium"),  # ... and <NO_OTHER_FAILURES>
+    Case("b092", "rank-exception", 0, "low"),  # exit 1, the agent SIGTERMs the others
+    Case("a124", "process-killed-signal", 7, "medium"),  # mpirun noticed ... rank 7 ... signal 9
+    Case("a055", "process-killed-signal", 0, "medium"),  # OpenMPI handler, then mpiexec noticed
+    Case("b089", "rank-exception", 0, "medium"),  # mpirun: the first process to do so was [[..],0]
+    Case("a120", "process-killed-signal", 3, "medium"),  # mp.spawn: process 3 ... SIGKILL
+    Case("a012", "process-killed-signal", None, None),  # DeepSpeed launcher: its rank is a trap
+    Case("b120", "gpu-hardware-fault", 1, "medium"),  # ECC error, then on rank 1's watchdog line
+    Case("a009", None),  # healthy: srun "Exited with exit code 1" alone is not a failure
+    # Numerics in metric lines; one NaN grad norm (fp16 calibration) is not a failure.
+    Case("b025", "nan-inf-loss"),  # HF dicts, 'grad_norm': nan at every step
+    Case("b025", None, lines=2),
+    Case("b062", "nan-inf-loss"),  # loss_net: nan
+    Case("b065", "nan-inf-loss"),  # [Loss] nan
+    Case("b109", "nan-inf-loss"),  # Loss is Infinity.
+    Case("b126", None),  # healthy: grad_norm 2.0382 (inf) is a running average
+    Case("a077", "loss-scale-overflow", 0, "high"),  # DeepSpeed: reducing to 1
+    Case("b030", "loss-scale-overflow"),  # fairseq: setting loss scale to: 0.000122
+    Case("a071", "loss-scale-overflow"),  # loss_scale : 2.9e-11
+    Case("b078", None),  # healthy DeepSpeed: skipped=2 during calibration
+    Case("b123", "gradient-explosion"),  # fairseq gnorm=2.05 -> 100615
+    # Host OOM without the kernel's line, network errors, XLA OOM, files, hardware.
+    Case("b113", "host-oom"),  # ray.exceptions.OutOfMemoryError
+    Case("a148", "host-oom"),  # Ray: may have exceeded K8s pod memory limits
+    Case("b070", "nccl-network-error"),  # NCCL WARN Connect to ... failed : Connection refused
+    Case("a017", "nccl-network-error"),  # NCCL INFO misc/socket.cc:564 -> 2
+    Case("b111", "cuda-oom"),  # TPU RESOURCE_EXHAUSTED: Attempting to reserve ...
+    Case("b019", "cuda-oom"),  # Ran out of memory in memory space hbm
+    Case("a092", "too-many-open-files"),  # [Errno 24] in a DataLoader traceback
+    Case("a134", "checkpoint-save-error"),  # torch.save: write(): fd 29 failed with I/O error
+    Case("a031", "gpu-hardware-fault"),  # NVRM: RmInitAdapter failed
+    Case("b119", "gpu-hardware-fault"),  # Xid 45 caused by previous Xid 149
+    Case("b081", "cuda-device-assert"),  # assertion line cut before "failed."
+    Case("a021", "port-in-use"),  # errno 98 wrapped by the terminal
+    Case("a081", None),  # healthy: c10d IPv6 socket warnings
+    Case("a114", None),  # healthy: destroy_process_group() warning at exit
+]
+
+
+def _write(case: Case, into: Path) -> Path:
+    lines = (CORPUS / f"{case.id}.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = into / case.name
+    path.write_text("".join(lines[: case.lines] if case.lines else lines), encoding="utf-8")
+    return path
+
+
+def _cli(path: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-m", "denpex", "diagnose", "--json", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    result = json.loads(proc.stdout)
+    validate("diagnosis.schema.json", result)
+    return result
+
+
+def _answer(result: dict, path: Path) -> tuple[object, ...]:
+    """What must agree: class, rank, suspects, confidence, and the reason with the file's
+    name (as a path or a uri) taken out."""
+    if not result["findings"]:
+        return (None,)
+    top = result["findings"][0]
+    why = top.get("attribution")
+    reason = (
+        why["reason"].replace(path.as_uri(), "<log>").replace(str(path), "<log>") if why else None
+    )
+    confidence = why["confidence"] if why else None
+    return (top["id"], top["initiating_rank"], top["suspect_ranks"], confidence, reason)
+
+
+def _expected(case: Case) -> tuple[object, ...]:
+    return (case.cls, case.rank, case.confidence)
+
+
+async def _lsp(s: Session, path: Path) -> tuple[dict, list[types.Diagnostic]]:
+    uri = path.as_uri()
+    text = path.read_text(encoding="utf-8")
+    s.open(uri, text)
+    diags = await s.diagnostics_for(uri, lambda d: True)
+    n = text.count("\n")
+    result = await s.timed.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="denpex.diagnose",
+            arguments=[
+                {
+                    "uri": uri,
+                    "range": {
+                        "start": {"line": 0, "character": 0},
+                        "end": {"line": n, "character": 0},
+                    },
+                }
+            ],
+        )
+    )
+    validate("diagnosis.schema.json", result)
+    return result, diags
+
+
+async def test_cli_and_server_agree_on_real_logs(tmp_path: Path) -> None:
+    paths = [_write(case, tmp_path) for case in CASES]
+    cli = [_cli(p) for p in paths]
+    s = await start(tmp_path)
+    try:
+        for case, path, by_cli in zip(CASES, paths, cli, strict=True):
+            by_server, diags = await _lsp(s, path)
+            answer = _answer(by_cli, path)
+            assert answer == _answer(by_server, path), case.name
+            top = by_cli["findings"][0] if by_cli["findings"] else None
+            got = (
+                (top["id"], top["initiating_rank"], (top["attribution"] or {}).get("confidence"))
+                if top
+                else (None, None, None)
+            )
+            assert got == _expected(case), (case.name, answer)
+            # The document's own diagnostics carry the same class (none on a healthy log).
+            codes = [d.code for d in diags if d.severity <= types.DiagnosticSeverity.Warning]
+            assert (codes[:1] if case.cls else codes) == ([case.cls] if case.cls else []), (
+                case.name,
+                codes,
+            )
+    finally:
+        await stop(s)
+
+
+# Prefixes that launchers and log shippers put before the rank marker. Adding one to every
+# line of a real log must not change the answer (before the rank markers were read behind
+# them, these lines lost their ranks).
+PREFIXES = ["10.0.0.3: ", "node-a: ", "[pod/trainer-0/pytorch] ", "2024-03-05T07:01:51.123Z "]
+PREFIXED = ["b020", "b086", "a003", "a049"]  # dev logs whose lines carry [rankN]: / N: / [1,N]<
+
+
+def _ranks(result: dict) -> tuple[object, ...]:
+    top = result["findings"][0]
+    return (top["id"], top["initiating_rank"], top["collateral_ranks"], top["suspect_ranks"])
+
+
+async def test_host_pod_and_time_prefixes_hide_no_rank(tmp_path: Path) -> None:
+    cases: list[tuple[dict, Path]] = []
+    for log_id in PREFIXED:
+        plain = _write(Case(log_id, None), tmp_path)
+        want = _cli(plain)
+        assert want["findings"], log_id
+        for n, prefix in enumerate(PREFIXES):
+            lines = plain.read_text(encoding="utf-8").splitlines(keepends=True)
+            path = tmp_path / f"{log_id}-prefix{n}.log"
+            path.write_text("".join(prefix + line for line in lines), encoding="utf-8")
+            assert _ranks(_cli(path)) == _ranks(want), (log_id, prefix)
+            cases.append((want, path))
+    s = await start(tmp_path)
+    try:
+        for want, path in cases[:: len(PREFIXES) - 1]:  # the server on a sample of them
+            by_server, _diags = await _lsp(s, path)
+            assert _ranks(by_server) == _ranks(want), path.name
+    finally:
+        await stop(s)
