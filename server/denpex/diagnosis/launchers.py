@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from denpex.diagnosis.numbers import to_int
 from denpex.finding import Strength
 
 # Claims kept per log set: summaries are a handful of lines; a log repeating them is noise.
@@ -106,7 +107,7 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
     """The claims one matched summary line makes (srun may list several tasks)."""
     g = m.groupdict()
     kind = name.removeprefix("claim_").replace("_first", "")
-    pid = _int(g.get("pid"))
+    pid = to_int(g.get("pid"))
     if name == "claim_srun":
         ranks = _task_list(g["ranks"])
         what = g["what"]
@@ -114,28 +115,18 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
         code = -6 if what == "Aborted" else -7 if what == "Bus error" else code
         code = -15 if what == "Terminated" else code
         if code is None:
-            code = _int(what.rsplit(" ", 1)[-1])
+            code = to_int(what.rsplit(" ", 1)[-1])
         return [Claim(kind, r, False, code, None, source, line) for r in ranks]
-    rank = _int(g.get("rank"))
+    rank = to_int(g.get("rank"))
     if rank is None:
         return []
     if name == "claim_mpirun":
-        code = -(_int(g["signal"]) or 0) or None
+        code = -(to_int(g["signal"]) or 0) or None
     elif name == "claim_spawn" and g.get("signame"):
         code = _SIGNALS.get(g["signame"])
     else:
-        code = _int(g.get("code"), signed=True)
+        code = to_int(g.get("code"), signed=True)
     return [Claim(kind, rank, name == "claim_elastic", code, pid, source, line)]
-
-
-def _int(text: str | None, signed: bool = False) -> int | None:
-    if not text:
-        return None
-    negative = signed and text.startswith("-")
-    body = text[1:] if negative else text
-    if not body.isdigit() or len(body) > 12:
-        return None
-    return -int(body) if negative else int(body)
 
 
 def _task_list(text: str) -> list[int]:
@@ -143,7 +134,7 @@ def _task_list(text: str) -> list[int]:
     out: list[int] = []
     for part in text.split(","):
         lo, _, hi = part.partition("-")
-        a, b = _int(lo), _int(hi) if hi else _int(lo)
+        a, b = to_int(lo), to_int(hi) if hi else to_int(lo)
         if a is not None and b is not None and 0 <= b - a < 512 and len(out) < 512:
             out.extend(range(a, b + 1))
     return out
