@@ -91,6 +91,7 @@ class Finding:
             verification=verification,
             related=_strings(doc, "related", what) if "related" in doc else [],
             verification_runnable=runnable,
+            attribution=_attribution(doc.get("attribution"), what),
         )
 
 
@@ -121,6 +122,16 @@ def findings_from_json(diagnosis: Any) -> list[Finding]:
 
 
 # -- checking JSON fields -------------------------------------------------------------------
+
+
+def _attribution(obj: Any, what: str) -> Attribution | None:
+    if obj is None:
+        return None
+    what = f"{what}: attribution"
+    if not isinstance(obj, dict) or obj.get("confidence") not in ("high", "medium", "low"):
+        raise InputError(f"{what} needs a confidence of high, medium or low")
+    return Attribution(confidence=obj["confidence"], reason=_field(obj, "reason", str, what))
+
 
 _MAX_INT = 2**63  # ranks, GPUs and line numbers; a bigger number is not one (nor printable)
 

@@ -196,3 +196,40 @@ async def test_host_pod_and_time_prefixes_hide_no_rank(tmp_path: Path) -> None:
             assert _ranks(by_server) == _ranks(want), path.name
     finally:
         await stop(s)
+
+
+async def test_sigabrt_after_watchdog_timeouts_stays_a_timeout(tmp_path: Path) -> None:
+    """The timeouts and teardown of tests/logs/elastic_wrong_root_cause.log without the
+    culprit's traceback: rank 6's SIGABRT is its watchdog's abort, and torchelastic's Root
+    Cause row for it names the first rank to notice. Neither the class nor a rank may follow."""
+    source = Path(__file__).resolve().parent.parent / "logs" / "elastic_wrong_root_cause.log"
+    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+    first_timeout = next(i for i, line in enumerate(lines) if "Watchdog caught" in line)
+    path = tmp_path / "teardown.log"
+    path.write_text("".join(lines[first_timeout:]), encoding="utf-8")
+    by_cli = _cli(path)
+    top = by_cli["findings"][0]
+    assert (top["id"], top["initiating_rank"], top["suspect_ranks"]) == ("nccl-timeout", None, [])
+    assert 6 in top["collateral_ranks"]
+    s = await start(tmp_path)
+    try:
+        by_server, _diags = await _lsp(s, path)
+        assert _answer(by_server, path) == _answer(by_cli, path)
+    finally:
+        await stop(s)
+
+
+def test_human_report_shows_the_attribution(tmp_path: Path) -> None:
+    path = _write(Case("a107", None), tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "denpex", "diagnose", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "  Initiating rank : 5\n" in proc.stdout
+    assert (
+        "  Attribution     : medium confidence, "
+        "only torchelastic's failure summary names it (signal 9)\n"
+    ) in proc.stdout

@@ -334,9 +334,12 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
         call = _launcher_call(cat, fired, topo)
         if call.rank is not None and call.strength is not None and not _hung(fired):
             rank, why = call.rank, Attribution(call.strength, call.reason)
-        elif call.rank is not None or call.suspects:
-            suspects.update([call.rank] if call.rank is not None else call.suspects)
-            why = Attribution("low", call.reason)
+        else:
+            # A rank that reported the hang itself noticed it; it is no suspect.
+            named = {call.rank} if call.rank is not None else set(call.suspects)
+            if named - reporting:
+                suspects.update(named - reporting)
+                why = Attribution("low", call.reason)
     first = _earliest([r.first for e in fired for r in e.records])
     assert first is not None
     return _finding(cat, main, first, rank, sorted(suspects), others, topo, why)

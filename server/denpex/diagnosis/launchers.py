@@ -61,7 +61,7 @@ class Attribution:
 
 # Anchor literals and patterns, run only on lines holding an anchor (see context.py).
 PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
-    "claim_elastic": (
+    "claim_torchelastic": (
         ["local_rank: "],
         re.compile(
             r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank: (?P<rank>\d{1,6}) "
@@ -126,7 +126,7 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
         code = _SIGNALS.get(g["signame"])
     else:
         code = to_int(g.get("code"), signed=True)
-    return [Claim(kind, rank, name == "claim_elastic", code, pid, source, line)]
+    return [Claim(kind, rank, name == "claim_torchelastic", code, pid, source, line)]
 
 
 def _task_list(text: str) -> list[int]:
@@ -147,6 +147,7 @@ class RootCauseTable:
     times: dict[int, str]  # other failures: rank -> "2024-03-05_07:01:51"
     root: int | None = None
     root_time: str | None = None
+    root_code: int | None = None  # the root row's exitcode (negative: a signal)
     no_other_failures: bool = False
 
     def ambiguous(self) -> bool:
@@ -168,6 +169,11 @@ def attribute(
     ``pid_rank``: global ranks of pids, from failure tables, for torchelastic's local ranks.
     ``hosts``: how many hosts the log shows; a local rank is global only on one.
     """
+    claims = claims + [
+        Claim("root-cause", t.root, False, t.root_code, None, "", 0)
+        for t in tables
+        if t.root is not None
+    ]
     if any(t.ambiguous() for t in tables):
         claims = [c for c in claims if c.kind not in ("torchelastic", "root-cause")]
     usable: dict[int, Claim] = {}
@@ -182,9 +188,6 @@ def attribute(
         if c.local and rank == c.rank and c.pid not in pid_rank and hosts > 1:
             continue  # a local rank on a multi-node job names no global rank
         usable.setdefault(rank, c)
-    for t in tables:
-        if t.root is not None and not t.ambiguous() and t.root not in usable:
-            usable[t.root] = Claim("root-cause", t.root, False, None, None, "", 0)
     if not usable:
         gap = _srun_gap(claims)
         if gap is not None:
