@@ -164,9 +164,9 @@ class Topology:
             self.claims.extend(launchers.claims_from(name, m, source, line))
         elif name == "table_exit":
             owner, pid = self.table_rank(source, line), to_int(g["pid"])
-            table = self.tables.get(source)
-            if table is not None and owner is not None and table.root == owner:
-                table.root_code = to_int(g["code"], signed=True)
+            listing = self.tables.get(source)
+            if listing is not None and owner is not None and listing.root == owner:
+                listing.root_code = to_int(g["code"], signed=True)
             if owner is not None and pid is not None:
                 host_row = self._table_host.get(source)
                 self.bind(owner, pid=pid, host=host_row[1] if host_row else None)
