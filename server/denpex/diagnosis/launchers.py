@@ -90,7 +90,7 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["srun: error: "],
         re.compile(
             r"srun: error: [A-Za-z0-9._-]{1,255}: tasks? (?P<ranks>[0-9][0-9,-]{0,200}): "
-            r"(?P<what>Killed|Segmentation fault|Aborted|Bus error|Terminated"
+            r"(?P<what>Killed|Out Of Memory|Segmentation fault|Aborted|Bus error|Terminated"
             r"|Exited with exit code \d{1,3})"
         ),
     ),
@@ -111,7 +111,7 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
     if name == "claim_srun":
         ranks = _task_list(g["ranks"])
         what = g["what"]
-        code = -9 if what == "Killed" else -11 if what.startswith("Seg") else None
+        code = -9 if what in ("Killed", "Out Of Memory") else -11 if what.startswith("Seg") else None
         code = -6 if what == "Aborted" else -7 if what == "Bus error" else code
         code = -15 if what == "Terminated" else code
         if code is None:
