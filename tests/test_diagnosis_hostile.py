@@ -281,6 +281,7 @@ def _line_regexes() -> list[tuple[str, re.Pattern[Any]]]:
     out += [("NCCL prefix", context.NCCL_PREFIX), ("cuda device", context._CUDA_DEVICE)]
     out += [("xid bus", context._XID), ("syslog host", context._SYSLOG_HOST)]
     out += [(f"rank marker {i}", rx) for i, rx in enumerate(ranks._IN_MESSAGE)]
+    out += [(f"rank prefix {i}", rx) for i, rx in enumerate(ranks._PREFIXES)]
     out += [(f"timestamp {i}", rx) for i, rx in enumerate((timestamps._ISO, timestamps._GLOG))]
     out += [("syslog timestamp", timestamps._SYSLOG), ("ansi", lines._ANSI)]
     return out

@@ -111,7 +111,9 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
     if name == "claim_srun":
         ranks = _task_list(g["ranks"])
         what = g["what"]
-        code = -9 if what in ("Killed", "Out Of Memory") else -11 if what.startswith("Seg") else None
+        code = (
+            -9 if what in ("Killed", "Out Of Memory") else -11 if what.startswith("Seg") else None
+        )
         code = -6 if what == "Aborted" else -7 if what == "Bus error" else code
         code = -15 if what == "Terminated" else code
         if code is None:

@@ -27,7 +27,8 @@ _PREFIXES = (
     # "node-a: [rank3]:", "[pod/trainer-0/pytorch] ", "2024-03-05T07:01:51.123Z [rank3]:".
     # A bare "name: " is peeled only before a rank prefix: "RuntimeError: " is not a host.
     re.compile(r"(?:\d{1,3}\.){3}\d{1,3}: "),
-    re.compile(r"[A-Za-z0-9][\w.-]{0,252}: (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"),
+    # (anchored: matched at the line's start only, it must not be retried at every offset)
+    re.compile(r"^[A-Za-z0-9][\w.-]{0,252}: (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"),
     re.compile(r"\[pod/[^\]\s]{1,300}\] "),
     re.compile(
         r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? {1,4}"
