@@ -167,7 +167,9 @@ def test_malicious_pickle_inside_a_job_folder_is_skipped_with_a_warning(jobs, tm
     out = denpex("--json", folder)
     assert out.returncode == 1, out.stderr
     assert "skipped:" in out.stderr and "refused a pickle" in out.stderr
-    assert json.loads(out.stdout)["findings"][0]["initiating_rank"] == 3
+    top = json.loads(out.stdout)["findings"][0]
+    assert top["initiating_rank"] == 3
+    assert top["attribution"]["confidence"] == "high"  # the dumps, not a launcher, name it
     assert not marker.exists()
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from denpex import catalog
 from denpex.diagnosis.flight_recorder.analysis import analyse, last_entry
 from denpex.diagnosis.flight_recorder.model import Entry, Frame, RankDump, Stuck, Verdict
-from denpex.finding import Evidence, Finding, Role, compress_ranks
+from denpex.finding import Attribution, Evidence, Finding, Role, compress_ranks
 
 STALL_ID = "rank-stall-before-collective"
 MISMATCH_ID = "collective-mismatch"
@@ -160,6 +160,7 @@ def _with_cause(dump: Finding, cause: Finding) -> Finding:
         cause.related.insert(0, dump.id)
     cause.host = cause.host or dump.host
     cause.gpu = cause.gpu if cause.gpu is not None else dump.gpu
+    cause.attribution = dump.attribution or cause.attribution
     return cause
 
 
@@ -200,6 +201,13 @@ def verdict_finding(
         verification=[c.text for c in commands],
         verification_runnable=[c.runnable for c in commands],
         related=[r for r in spec.get("related", []) if r != entry_id],
+        attribution=(
+            Attribution("high", "the Flight Recorder dumps show where it left the others")
+            if rank is not None
+            else Attribution("low", "the Flight Recorder dumps narrow it to these ranks")
+            if verdict.suspects
+            else None
+        ),
     )
 
 
