@@ -156,6 +156,11 @@ async def test_cli_and_server_agree_on_real_logs(tmp_path: Path) -> None:
                 else (None, None, None)
             )
             assert got == _expected(case), (case.name, answer)
+            if case.rank is not None:  # the line that names the rank is the error shown
+                assert any(
+                    d.severity == types.DiagnosticSeverity.Error and d.code == case.cls
+                    for d in diags
+                ), case.name
             # The document's own diagnostics carry the same class (none on a healthy log).
             codes = [d.code for d in diags if d.severity <= types.DiagnosticSeverity.Warning]
             assert (codes[:1] if case.cls else codes) == ([case.cls] if case.cls else []), (

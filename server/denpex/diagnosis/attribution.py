@@ -85,8 +85,9 @@ def build_findings(
         (e for e in initiating if _same_incident(e, root_hit, incident_rank)),
         key=lambda e: e.weight,
     )
+    summary: tuple[str, int] | None = None
     if root_rank is None and not suspects:
-        root_rank, suspects, why = _beyond_the_line(cat, root, fired, topo)
+        root_rank, suspects, why, summary = _beyond_the_line(cat, root, fired, topo)
     folded: list[_Entry] = []
     separate: list[_Entry] = []
     for entry in fired:
@@ -104,7 +105,7 @@ def build_findings(
         else:
             separate.append(entry)
     root_first = root.first_initiating if root.first_initiating else root_hit
-    findings = [_finding(cat, root, root_first, root_rank, suspects, folded, topo, why)]
+    findings = [_finding(cat, root, root_first, root_rank, suspects, folded, topo, why, summary)]
     separate.sort(key=lambda e: e.first_initiating.seq if e.first_initiating else 0)
     for entry in separate:
         hit = entry.first_initiating
@@ -199,7 +200,7 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribut
 
 def _beyond_the_line(
     cat: CompiledCatalog, root: _Entry, fired: list[_Entry], topo: Topology
-) -> tuple[int | None, list[int], Attribution | None]:
+) -> tuple[int | None, list[int], Attribution | None, tuple[str, int] | None]:
     """The first failure line names no rank: the same error on one rank's own line, else what
     the launchers' summaries say (weaker: see launchers.py for their traps)."""
     same = {
@@ -210,13 +211,14 @@ def _beyond_the_line(
     }
     if len(same) == 1:
         rank = same.pop()
-        return rank, [], Attribution("medium", "the same error is reported on this rank's line")
+        why = Attribution("medium", "the same error is reported on this rank's line")
+        return rank, [], why, None
     call = _launcher_call(cat, fired, topo)
     if call.rank is not None and call.strength is not None:
-        return call.rank, [], Attribution(call.strength, call.reason)
+        return call.rank, [], Attribution(call.strength, call.reason), call.line
     if call.suspects:
-        return None, list(call.suspects), Attribution("low", call.reason)
-    return None, [], None
+        return None, list(call.suspects), Attribution("low", call.reason), None
+    return None, [], None, None
 
 
 def _hung(fired: list[_Entry]) -> bool:
@@ -324,6 +326,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
             suspects |= missing
     why = None
     rank: int | None = None
+    summary: tuple[str, int] | None = None
     if suspects:
         why = Attribution(
             "low", "named by the reports or missing from them; no line shows the failure"
@@ -333,7 +336,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
         # rank its summary names; after timeouts that rank may have only noticed the hang.
         call = _launcher_call(cat, fired, topo)
         if call.rank is not None and call.strength is not None and not _hung(fired):
-            rank, why = call.rank, Attribution(call.strength, call.reason)
+            rank, why, summary = call.rank, Attribution(call.strength, call.reason), call.line
         else:
             # A rank that reported the hang itself noticed it; it is no suspect.
             named = {call.rank} if call.rank is not None else set(call.suspects)
@@ -342,7 +345,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
                 why = Attribution("low", call.reason)
     first = _earliest([r.first for e in fired for r in e.records])
     assert first is not None
-    return _finding(cat, main, first, rank, sorted(suspects), others, topo, why)
+    return _finding(cat, main, first, rank, sorted(suspects), others, topo, why, summary)
 
 
 def _finding(
@@ -354,7 +357,10 @@ def _finding(
     folded: list[_Entry],
     topo: Topology,
     why: Attribution | None,
+    summary: tuple[str, int] | None = None,
 ) -> Finding:
+    """``summary``: the launcher's line that names ``rank`` (the only line that shows the
+    failure when the rank died silently): shown as the initiating evidence."""
     spec = cat.entries[entry.id]
     host, gpu, pid = _place(rank, first, topo)
     all_ranks = entry.ranks.union(*(e.ranks for e in folded))
@@ -364,6 +370,9 @@ def _finding(
         else sorted(all_ranks - set(suspects))
     )
     evidence = _evidence(entry, folded, rank, first)
+    for ev in evidence:
+        if summary == (ev.source, ev.line):
+            ev.role = "initiating"
     values: dict[str, object] = {
         "rank": rank,
         "host": host,

@@ -57,6 +57,7 @@ class Attribution:
     strength: Strength | None
     reason: str
     suspects: tuple[int, ...] = ()
+    line: tuple[str, int] | None = None  # (source, line) of the summary naming the rank
 
 
 # Anchor literals and patterns, run only on lines holding an anchor (see context.py).
@@ -197,7 +198,8 @@ def attribute(
     if len(usable) == 1:
         rank, claim = next(iter(usable.items()))
         sole = any(t.no_other_failures for t in tables) or claim.kind in ("mpirun", "spawn")
-        return Attribution(rank, "medium" if sole else "low", _reason(claim))
+        where = (claim.source, claim.line) if claim.line else None
+        return Attribution(rank, "medium" if sole else "low", _reason(claim), line=where)
     if len(usable) > 1:
         return Attribution(None, None, "launchers name several failed ranks", tuple(sorted(usable)))
     return Attribution(None, None, "")
