@@ -239,3 +239,13 @@ def test_human_report_shows_the_attribution(tmp_path: Path) -> None:
         "  Attribution     : medium confidence, "
         "only torchelastic's failure summary names it (signal 9)\n"
     ) in proc.stdout
+
+
+def test_workers_torn_down_after_the_failure_are_collateral(tmp_path: Path) -> None:
+    """torchelastic SIGTERMs the other workers by pid. Pids 1167-1170 with local_rank 1 at
+    pid 1168 (b090) are local ranks 0-3: 0, 2 and 3 are collateral. In b072 the closed pids
+    and the failed one are not one run of consecutive pids, so no rank is guessed."""
+    by_cli = _cli(_write(Case("b090", None), tmp_path))["findings"][0]
+    assert (by_cli["initiating_rank"], by_cli["collateral_ranks"]) == (1, [0, 2, 3])
+    by_cli = _cli(_write(Case("b072", None), tmp_path))["findings"][0]
+    assert (by_cli["initiating_rank"], by_cli["collateral_ranks"]) == (5, [])

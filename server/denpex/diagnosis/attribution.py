@@ -85,7 +85,7 @@ def build_findings(
         (e for e in initiating if _same_incident(e, root_hit, incident_rank)),
         key=lambda e: e.weight,
     )
-    summary: tuple[str, int] | None = None
+    summary: launchers.Attribution | None = None
     if root_rank is None and not suspects:
         root_rank, suspects, why, summary = _beyond_the_line(cat, root, fired, topo)
     folded: list[_Entry] = []
@@ -200,7 +200,7 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribut
 
 def _beyond_the_line(
     cat: CompiledCatalog, root: _Entry, fired: list[_Entry], topo: Topology
-) -> tuple[int | None, list[int], Attribution | None, tuple[str, int] | None]:
+) -> tuple[int | None, list[int], Attribution | None, launchers.Attribution | None]:
     """The first failure line names no rank: the same error on one rank's own line, else what
     the launchers' summaries say (weaker: see launchers.py for their traps)."""
     same = {
@@ -215,7 +215,7 @@ def _beyond_the_line(
         return rank, [], why, None
     call = _launcher_call(cat, fired, topo)
     if call.rank is not None and call.strength is not None:
-        return call.rank, [], Attribution(call.strength, call.reason), call.line
+        return call.rank, [], Attribution(call.strength, call.reason), call
     if call.suspects:
         return None, list(call.suspects), Attribution("low", call.reason), None
     return None, [], None, None
@@ -235,6 +235,7 @@ def _launcher_call(
         after_timeouts=_hung(fired),
         pid_rank={pid: rank for (_host, pid), rank in topo.pid_rank.items()},
         hosts=len(hosts),
+        closing_pids=frozenset(topo.closing_pids),
     )
 
 
@@ -326,7 +327,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
             suspects |= missing
     why = None
     rank: int | None = None
-    summary: tuple[str, int] | None = None
+    summary: launchers.Attribution | None = None
     if suspects:
         why = Attribution(
             "low", "named by the reports or missing from them; no line shows the failure"
@@ -336,7 +337,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
         # rank its summary names; after timeouts that rank may have only noticed the hang.
         call = _launcher_call(cat, fired, topo)
         if call.rank is not None and call.strength is not None and not _hung(fired):
-            rank, why, summary = call.rank, Attribution(call.strength, call.reason), call.line
+            rank, why, summary = call.rank, Attribution(call.strength, call.reason), call
         else:
             # A rank that reported the hang itself noticed it; it is no suspect.
             named = {call.rank} if call.rank is not None else set(call.suspects)
@@ -357,13 +358,15 @@ def _finding(
     folded: list[_Entry],
     topo: Topology,
     why: Attribution | None,
-    summary: tuple[str, int] | None = None,
+    summary: launchers.Attribution | None = None,
 ) -> Finding:
-    """``summary``: the launcher's line that names ``rank`` (the only line that shows the
-    failure when the rank died silently): shown as the initiating evidence."""
+    """``summary``: the launchers' call that named ``rank``; its line (the only one that shows
+    the failure when the rank died silently) is shown as the initiating evidence, and the
+    workers the launcher tore down after it are collateral."""
     spec = cat.entries[entry.id]
     host, gpu, pid = _place(rank, first, topo)
     all_ranks = entry.ranks.union(*(e.ranks for e in folded))
+    all_ranks |= set(summary.teardown) if summary is not None else set()
     collateral = (
         sorted(all_ranks - {rank} - set(suspects))
         if rank is not None
@@ -371,7 +374,7 @@ def _finding(
     )
     evidence = _evidence(entry, folded, rank, first)
     for ev in evidence:
-        if summary == (ev.source, ev.line):
+        if summary is not None and summary.line == (ev.source, ev.line):
             ev.role = "initiating"
     values: dict[str, object] = {
         "rank": rank,

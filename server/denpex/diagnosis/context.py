@@ -104,6 +104,7 @@ class Topology:
     ranks_seen: set[int] = field(default_factory=set)
     claims: list[Claim] = field(default_factory=list)  # launchers' failure summaries
     tables: dict[str, RootCauseTable] = field(default_factory=dict)  # per source
+    closing_pids: set[int] = field(default_factory=set)  # workers torchelastic SIGTERMed
     _comm_size: dict[tuple[str, int], int] = field(default_factory=dict)
     _table: dict[str, tuple[int, int, str | None]] = field(default_factory=dict)
     _table_host: dict[str, tuple[int, str]] = field(default_factory=dict)
@@ -160,6 +161,10 @@ class Topology:
             self._table_time[source] = (line, g["t"])
         elif name == "no_other_failures":
             self.tables.setdefault(source, RootCauseTable({})).no_other_failures = True
+        elif name == "closing_pid" and len(self.closing_pids) < 4096:
+            pid = to_int(g["pid"])
+            if pid is not None:
+                self.closing_pids.add(pid)
         elif name.startswith("claim_") and len(self.claims) < launchers.MAX_CLAIMS:
             self.claims.extend(launchers.claims_from(name, m, source, line))
         elif name == "table_exit":

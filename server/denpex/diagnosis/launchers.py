@@ -58,6 +58,7 @@ class Attribution:
     reason: str
     suspects: tuple[int, ...] = ()
     line: tuple[str, int] | None = None  # (source, line) of the summary naming the rank
+    teardown: tuple[int, ...] = ()  # ranks the launcher SIGTERMed after it (collateral)
 
 
 # Anchor literals and patterns, run only on lines holding an anchor (see context.py).
@@ -94,6 +95,11 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
             r"(?P<what>Killed|Out Of Memory|Segmentation fault|Aborted|Bus error|Terminated"
             r"|Exited with exit code \d{1,3})"
         ),
+    ),
+    # torchelastic tearing down the other workers: their pids, mapped to local ranks below.
+    "closing_pid": (
+        ["closing signal SIG"],
+        re.compile(r"Sending process (?P<pid>\d{1,10}) closing signal SIG(?:TERM|KILL)"),
     ),
     "claim_ray": (
         ["has failed"],
@@ -165,6 +171,7 @@ def attribute(
     after_timeouts: bool,
     pid_rank: dict[int, int],
     hosts: int,
+    closing_pids: frozenset[int] = frozenset(),
 ) -> Attribution:
     """The rank the launchers' summaries name, when nothing in the log itself does.
 
@@ -199,10 +206,25 @@ def attribute(
         rank, claim = next(iter(usable.items()))
         sole = any(t.no_other_failures for t in tables) or claim.kind in ("mpirun", "spawn")
         where = (claim.source, claim.line) if claim.line else None
-        return Attribution(rank, "medium" if sole else "low", _reason(claim), line=where)
+        peers = _torn_down(claim, closing_pids) if claim.kind == "torchelastic" else ()
+        why = _reason(claim)
+        return Attribution(rank, "medium" if sole else "low", why, line=where, teardown=peers)
     if len(usable) > 1:
         return Attribution(None, None, "launchers name several failed ranks", tuple(sorted(usable)))
     return Attribution(None, None, "")
+
+
+def _torn_down(claim: Claim, closing: frozenset[int]) -> tuple[int, ...]:
+    """The local ranks of the workers torchelastic SIGTERMed after ``claim``'s failure. It
+    starts local ranks in order, so when the failed pid and the closed ones are exactly one
+    run of consecutive pids starting at local rank 0, a pid's offset is its local rank."""
+    if claim.pid is None or not closing or claim.pid in closing:
+        return ()
+    base = claim.pid - claim.rank
+    ranks = {pid - base for pid in closing}
+    if ranks | {claim.rank} != set(range(len(closing) + 1)):
+        return ()
+    return tuple(sorted(ranks))
 
 
 def _srun_gap(claims: list[Claim]) -> int | None:
