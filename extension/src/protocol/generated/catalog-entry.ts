@@ -139,6 +139,14 @@ export interface Signal {
    * How specific the line is to this entry (drives confidence and the choice between entries).
    */
   weight?: number;
+  /**
+   * The signal counts only once it matched at least this many lines: for lines benign once but a failure when they persist (one step's NaN grad norm during fp16 loss-scale calibration). Unlike the min_count condition, the entry's other signals still fire without it.
+   */
+  min_count?: number;
+  /**
+   * Entries whose firing makes this line fallout, so it stops counting: a SIGABRT after NCCL watchdog timeouts is the watchdog taking the process down (nccl-timeout), not a crash of its own.
+   */
+  not_with?: string[];
 }
 /**
  * This interface was referenced by `CatalogEntry`'s JSON-Schema
