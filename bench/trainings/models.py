@@ -179,7 +179,7 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("model.layers", "self_attn.q_proj", "mlp.shared_expert.up_proj",
                        "model.embed_tokens", "input_layernorm")),
         Arch("vit", _vit, _images, _image_loss,
-             _lm_sites("vit.encoder.layer", "attention.attention.query", "intermediate.dense",
+             _lm_sites("vit.layers", "attention.q_proj", "mlp.fc1",
                        "vit.embeddings.patch_embeddings.projection", "layernorm_after")),
         Arch("cnn", _cnn, _images, _image_loss,
              {"conv": "1.0", "conv-late": "3.0", "stem": "0.0", "norm": "1.1"}),
