@@ -238,3 +238,76 @@ def test_replica_gpu_commands_are_left_out_when_the_gpu_is_unknown() -> None:
     judged = assess_replicas(replica_series(states), run="runs/ddp")
     assert judged.faulty_rank == 1 and judged.finding is not None
     assert not any("dcgmi" in c for c in judged.finding.verification)
+
+
+# Shapes seen on the real-training corpus (bench/trainings/), built here from state dicts so
+# each mechanism is tested alone. Every tensor differs at every element (as round-off does).
+
+SHAPE_STEPS = list(range(10, 110, 10))
+
+
+def _shape_series(diffs: dict[str, list[torch.Tensor | None]]) -> list[StepDiff]:
+    """One StepDiff per step: run = ref + diff (None: bit-identical at that step)."""
+    gen = torch.Generator().manual_seed(7)
+    shapes = {k: next(d for d in v if d is not None).shape for k, v in diffs.items()}
+    refs = {
+        k: torch.randn(shape, generator=gen, dtype=torch.float64) for k, shape in shapes.items()
+    }
+    out = []
+    for i, step in enumerate(SHAPE_STEPS):
+        run = {k: refs[k] + (d[i] if d[i] is not None else 0.0) for k, d in diffs.items()}
+        out.append(step_diff(step, run, refs))
+    return out
+
+
+def _spread(shape: tuple[int, ...], scale: float, seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return scale * torch.randn(shape, generator=gen, dtype=torch.float64)
+
+
+def test_an_early_cluster_that_dilutes_is_not_a_fault() -> None:
+    # Real GPT-2 reruns: the first differences cluster in row 2 of mlp.c_proj (and column 2
+    # of c_fc), lift ~50 at the first checkpoint, then the rest of the tensor catches up and
+    # the lift falls below half. A faulty channel's lift holds or grows.
+    w1, w2, other = [], [], []
+    for i in range(len(SHAPE_STEPS)):
+        c, s = 1e-4 * (1 + 0.3 * i), 1e-4 * 0.06 * (1 + i)
+        row = torch.zeros(64, 64, dtype=torch.float64)
+        row[2] = c
+        w1.append(row + _spread((64, 64), s, i))
+        w2.append(row.T + _spread((64, 64), s, 100 + i))
+        other.append(_spread((64, 64), s, 200 + i))
+    a = assess(_shape_series({"w1": w1, "w2": w2, "other": other}))
+    assert a.verdict == "within_noise", (a.verdict, a.notes)
+
+
+def test_departure_from_a_bit_exact_reference_is_flagged_at_its_onset() -> None:
+    # The faulty run shared the reference's arithmetic (identical up to step 40); from step
+    # 50 it differs, spread thin over every tensor as in a chaotic BatchNorm CNN.
+    diffs: dict[str, list[torch.Tensor | None]] = {}
+    for k, name in enumerate(("a", "b", "c")):
+        diffs[name] = [
+            None if step < 50 else _spread((32, 32), 1e-6 * (step - 40), 10 * k + i)
+            for i, step in enumerate(SHAPE_STEPS)
+        ]
+    a = assess(_shape_series(diffs))
+    assert a.verdict == "gradual_drift", (a.verdict, a.notes)
+    assert a.onset_step == 50
+    assert "bit_exact_departure" in a.trend["levers"]
+
+
+@pytest.mark.parametrize("from_start", [True, False])
+def test_noise_envelope_calibrates_on_a_random_walk_but_sees_a_rise(from_start: bool) -> None:
+    # A gradient-null parameter (a conv bias ahead of BatchNorm) random-walks: in one healthy
+    # rerun it sat 8-16x further from the reference than in the noise run, from the first
+    # checkpoint on. A fault moves a tensor away from the noise run after they were alike.
+    def diffs(factor: list[float]) -> dict[str, list[torch.Tensor | None]]:
+        return {
+            "bias": [_spread((64,), 1e-6 * (1 + i) * f, i) for i, f in enumerate(factor)],
+            "w": [_spread((32, 32), 1e-6 * (1 + i), 50 + i) for i in range(len(factor))],
+        }
+
+    n = len(SHAPE_STEPS)
+    factor = [10.0] * n if from_start else [1.0] * 3 + [10.0 * (k + 1) for k in range(n - 3)]
+    a = assess(_shape_series(diffs(factor)), _shape_series(diffs([1.0] * n)))
+    assert a.flagged is not from_start, (a.verdict, a.notes)
