@@ -13,13 +13,12 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import jsonschema
 import pytest
-import referencing
 import torch
 from safetensors.torch import save_file
 
 from denpex.drift.simulate import FaultSpec, simulate_replicas, simulate_run
+from denpex_cli import denpex, validate_drift_report
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS, EVERY, ROUND_OFF = 120, 10, 0.1
@@ -91,34 +90,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {p.name: p for p in base.iterdir()}
 
 
-def denpex(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "denpex", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def _validate(report: dict) -> None:
-    schemas = {
-        name: json.loads((ROOT / "shared-schema" / name).read_text())
-        for name in ("drift-report.schema.json", "diagnosis.schema.json")
-    }
-    registry = referencing.Registry().with_resources(
-        (f"denpex/{name}", referencing.Resource.from_contents(s)) for name, s in schemas.items()
-    )
-    jsonschema.Draft202012Validator(
-        schemas["drift-report.schema.json"], registry=registry
-    ).validate(report)
-
-
 def test_identical_runs_across_layouts(runs: dict[str, Path]) -> None:
     done = denpex("drift", runs["same"], "--ref", runs["ref"], "--json", "--device", "cpu")
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # no progress bar without a terminal
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] == "identical" and not report["flagged"]
     assert [p["step"] for p in report["points"]] == list(range(EVERY, STEPS + 1, EVERY))
     assert all(p["l2"] == 0 and p["mismatched_elements"] == 0 for p in report["points"])
@@ -164,7 +141,7 @@ def test_bit_flip_is_a_sudden_jump(runs: dict[str, Path]) -> None:
     done = denpex("drift", runs["flip"], "--ref", runs["ref"], "--json", "--gpu", "3")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] == "sudden_jump" and report["onset_step"] == 70
     assert report["finding"]["id"] == "sdc-transient-corruption"
     assert report["points"][6]["top_tensors"][0]["name"] == "blocks.1.attn.q.weight"
@@ -192,7 +169,7 @@ def test_replicas_name_the_faulty_rank(tmp_path: Path) -> None:
     done = denpex("replicas", root, "--json", "--gpus-per-node", "2")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["mode"] == "replicas" and report["verdict"] == "replica_divergence"
     assert report["faulty_rank"] == 2 and report["onset_step"] == 40
     late = report["points"][-1]
@@ -243,7 +220,7 @@ def test_bad_inputs_are_reported_and_the_rest_is_compared(
     done = denpex("drift", run, "--ref", runs["ref"], "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     text = "\n".join(report["warnings"])
     assert "refused: not a plain state dict" in text
     assert "step 60: run checkpoint not compared: " in text and "corrupt or truncated" in text

@@ -21,16 +21,9 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import save_file
 
+from denpex_cli import denpex
+
 WEIGHTS = {"layer.weight": torch.arange(64.0).reshape(8, 8), "layer.bias": torch.ones(8)}
-
-
-def denpex(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "denpex", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def _one_line_exit_2(done: subprocess.CompletedProcess[str], *needles: str) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,35 +15,10 @@ import torch
 from safetensors.torch import save_file
 
 from denpex.drift.simulate import simulate_run
+from denpex_cli import denpex, validate_drift_report
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS, EVERY, ROUND_OFF = 120, 10, 0.1
-
-
-def denpex(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 300):
-    return subprocess.run(
-        [sys.executable, "-m", "denpex", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
-def _validate(report: dict) -> None:
-    import jsonschema
-    import referencing
-
-    schemas = {
-        name: json.loads((ROOT / "shared-schema" / name).read_text())
-        for name in ("drift-report.schema.json", "diagnosis.schema.json")
-    }
-    registry = referencing.Registry().with_resources(
-        (f"denpex/{name}", referencing.Resource.from_contents(s)) for name, s in schemas.items()
-    )
-    jsonschema.Draft202012Validator(
-        schemas["drift-report.schema.json"], registry=registry
-    ).validate(report)
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str]) -> None:
@@ -80,7 +54,7 @@ def test_an_all_nan_replica_disagrees(tmp_path: Path) -> None:
     done = denpex("replicas", root, "--json", "--device", "cpu")
     assert done.returncode == 1, (done.stdout[-3000:], done.stderr)
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] == "replica_divergence" and report["faulty_rank"] == 2
     assert report["points"][0]["disagreeing_ranks"] == [2]
     # a tolerance forgives small differences, never NaN
@@ -94,7 +68,7 @@ def test_nan_on_every_replica_is_no_agreement(tmp_path: Path) -> None:
     done = denpex("replicas", root, "--json")
     assert done.returncode == 1, done.stdout[-3000:]
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] == "replica_divergence"
     assert any("non-finite" in n and "a.bias" in n for n in report["notes"]), report["notes"]
 
@@ -107,7 +81,7 @@ def test_nan_against_nan_in_reference_mode_is_not_identical(tmp_path: Path) -> N
     done = denpex("drift", tmp_path / "run", "--ref", tmp_path / "ref", "--json")
     assert done.returncode == 1, done.stdout[-3000:]
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] != "identical" and report["flagged"]
 
 
@@ -193,7 +167,7 @@ def test_a_large_persistent_change_is_a_step_change(
     done = denpex("drift", run, "--ref", ref, "--json", "--device", "cpu")
     assert done.returncode == 1, (done.stdout[-3000:], done.stderr)
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] == "step_change", report["notes"]
     assert report["onset_step"] == 60
     assert report["trend"]["step_change"]["held_until_step"] == STEPS
@@ -245,7 +219,7 @@ def test_a_run_that_compares_nothing_is_not_comparable(tmp_path: Path, case: str
     _one_line_error(done)
     assert "nothing was compared: " in done.stderr
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["verdict"] == "not_comparable" and not report["flagged"]
     assert report["points"][0]["l2"] is None  # no distance, rather than a distance of 0
     assert not any("every compared element is equal" in n for n in report["notes"])
@@ -260,7 +234,7 @@ def test_partial_key_overlap_is_counted(tmp_path: Path) -> None:
     done = denpex("drift", run, "--ref", ref, "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     coverage = report["trend"]["coverage"]
     assert coverage == {
         "tensors": 3,
@@ -284,7 +258,7 @@ def test_a_rank_missing_a_tensor_or_a_step_disagrees(tmp_path: Path) -> None:
     done = denpex("replicas", root, "--json")
     assert done.returncode == 1, done.stdout[-3000:]
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["faulty_rank"] == 2 and report["onset_step"] == 20
     assert any("rank 2" in n and "b.weight" in n for n in report["notes"]), report["notes"]
 
@@ -293,7 +267,7 @@ def test_a_rank_missing_a_tensor_or_a_step_disagrees(tmp_path: Path) -> None:
     done = denpex("replicas", root, "--json")
     assert done.returncode == 1, done.stdout[-3000:]
     report = json.loads(done.stdout)
-    _validate(report)
+    validate_drift_report(report)
     assert report["faulty_rank"] == 1 and report["onset_step"] == 20
     assert report["points"][1]["disagreeing_ranks"] == [1]
     assert report["points"][1]["absent_ranks"] == {"1": "no checkpoint at step 20"}
