@@ -12,7 +12,9 @@ import re
 from collections.abc import Iterable
 
 from denpex.diagnosis import hyperscreen
+from denpex.diagnosis.context import extractor
 from denpex.diagnosis.hyperscreen import HyperScreen
+from denpex.diagnosis.literals import anchors_line_start
 from denpex.diagnosis.matcher import CompiledCatalog
 
 Candidate = tuple[int, int, set[int]]  # (line start, line end, keys) within a block
@@ -34,6 +36,13 @@ class BlockScreen:
         self.hyper = _hyper_screen(cat, self.demoted, self._direct)
         if self.hyper is None:
             self._screen, self._folded = cat.screens(set(self.demoted), freq)
+        # An extractor's anchor sits on healthy lines too ("nranks" in every NCCL collective
+        # trace line): its pattern on the raw line drops those in C, as a unit's confirm does.
+        self._extractor_confirm = {
+            key: _raw_confirm(extractor(key)[1])
+            for keys in cat.extractor_literals.values()
+            for key in keys
+        }
 
     def lines(
         self, block: bytes, extra: Iterable[tuple[int, frozenset[int]]] = ()
@@ -86,10 +95,20 @@ class BlockScreen:
         return found
 
     def _may_match(self, key: int, raw: bytes) -> bool:
-        if not 0 <= key < self.value_base:
-            return True  # extractors and value jumps are examined as they are
-        confirm = self.cat.units[key].confirm
+        if key < 0:
+            confirm = self._extractor_confirm.get(key)
+        elif key < self.value_base:
+            confirm = self.cat.units[key].confirm
+        else:
+            return True  # value jumps are examined as they are
         return confirm is None or confirm.search(raw) is not None
+
+
+def _raw_confirm(rx: re.Pattern[str]) -> re.Pattern[bytes] | None:
+    """``rx`` on raw bytes; None when it anchors on ^, which a line's rank prefix defeats."""
+    if anchors_line_start(rx.pattern):
+        return None
+    return re.compile(rx.pattern.encode("utf-8"), rx.flags & re.IGNORECASE)
 
 
 def _hyper_screen(
