@@ -33,16 +33,17 @@ class BlockScreen:
         self._direct = cat.direct_units(set(self.demoted))
         self.value_base = len(cat.units)  # keys at and above: value-signal jumps
         # One Hyperscan scan per block when the package is there, else the regex passes.
-        self.hyper = _hyper_screen(cat, self.demoted, self._direct)
-        if self.hyper is None:
-            self._screen, self._folded = cat.screens(set(self.demoted), freq)
         # An extractor's anchor sits on healthy lines too ("nranks" in every NCCL collective
-        # trace line): its pattern on the raw line drops those in C, as a unit's confirm does.
+        # trace line): its pattern on the raw line drops those in C, as a unit's confirm does,
+        # and Hyperscan searches that pattern itself instead of the anchor.
         self._extractor_confirm = {
             key: _raw_confirm(extractor(key)[1])
             for keys in cat.extractor_literals.values()
             for key in keys
         }
+        self.hyper = _hyper_screen(cat, self.demoted, self._direct, self._extractor_confirm)
+        if self.hyper is None:
+            self._screen, self._folded = cat.screens(set(self.demoted), freq)
 
     def lines(
         self, block: bytes, extra: Iterable[tuple[int, frozenset[int]]] = ()
@@ -112,15 +113,20 @@ def _raw_confirm(rx: re.Pattern[str]) -> re.Pattern[bytes] | None:
 
 
 def _hyper_screen(
-    cat: CompiledCatalog, demoted: frozenset[int], direct: list[tuple[int, re.Pattern[bytes]]]
+    cat: CompiledCatalog,
+    demoted: frozenset[int],
+    direct: list[tuple[int, re.Pattern[bytes]]],
+    extractors: dict[int, re.Pattern[bytes] | None],
 ) -> HyperScreen | None:
     if not hyperscreen.available() or os.environ.get("DENPEX_SCREEN") == "regex":
         return None
     exact, folded = cat.screen_literals(set(demoted))
+    searched = {key: rx for key, rx in extractors.items() if rx is not None}
+    exact = {lit: rest for lit, keys in exact.items() if (rest := keys - searched.keys())}
     # Hyperscan has no atomic groups, and an automaton needs none: it never backtracks.
     patterns = [
         (uid, rx.pattern.replace(b"(?>", b"(?:"), cat.units[uid].folded) for uid, rx in direct
-    ]
+    ] + [(key, rx.pattern, bool(rx.flags & re.IGNORECASE)) for key, rx in searched.items()]
     try:
         return HyperScreen(exact, folded, patterns)
     except ValueError:

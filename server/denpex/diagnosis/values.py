@@ -126,9 +126,11 @@ def _min_positive(values: Iterable[float]) -> float:
 def _tail(spec: ValueSignal, block: bytes) -> list[float]:
     """The block's last exact values, reading lines from the end."""
     start = len(block)
+    step = 8 << 10  # doubled until the window is full: a step line is ~100-300 bytes
     tail: list[float] = []
     while start > 0 and len(tail) < WINDOW:
-        start = max(0, start - (64 << 10))
+        start = max(0, len(block) - step)
+        step *= 2
         tail = [v for _, v in exact_values(spec, block, start)]
     return tail[-WINDOW:]
 
