@@ -150,12 +150,13 @@ def published(uri: str, version: int) -> Any:
     return pred
 
 
-async def start_server(*args: str) -> Client:
+async def start_server(*args: str, quiet: bool = False) -> Client:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL if quiet else None,
         limit=2**20,
     )
     c = Client(proc)
@@ -195,7 +196,7 @@ async def floor_open(noop: Client, uri: str, text: str) -> float:
 
 async def run(sizes: list[int], appends: int, metrics: bool) -> int:
     c = await start_server("-m", "denpex", "serve")
-    noop = await start_server("-c", NOOP_SERVER)
+    noop = await start_server("-c", NOOP_SERVER, quiet=True)  # it logs each unknown method
     proc = c.proc
     print(f"log: {'metric-heavy (bench_diagnose.py --metrics)' if metrics else 'step lines'}")
     print(

@@ -112,6 +112,13 @@ def _raw_confirm(rx: re.Pattern[str]) -> re.Pattern[bytes] | None:
     return re.compile(rx.pattern.encode("utf-8"), rx.flags & re.IGNORECASE)
 
 
+# Compiled databases by (catalog, demoted units): compiling takes ~25 ms, as long as
+# scanning a few MB, and every scanner (a document opened in the editor) needs one. The
+# catalog is kept with its entry so that its id is not reused while cached.
+_COMPILED: dict[tuple[int, frozenset[int]], tuple[CompiledCatalog, HyperScreen | None]] = {}
+_COMPILED_MAX = 16
+
+
 def _hyper_screen(
     cat: CompiledCatalog,
     demoted: frozenset[int],
@@ -120,6 +127,21 @@ def _hyper_screen(
 ) -> HyperScreen | None:
     if not hyperscreen.available() or os.environ.get("DENPEX_SCREEN") == "regex":
         return None
+    key = (id(cat), demoted)
+    if key not in _COMPILED:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[key] = (cat, _compile_hyper_screen(cat, demoted, direct, extractors))
+    screen = _COMPILED[key][1]
+    return screen.own_scratch() if screen is not None else None
+
+
+def _compile_hyper_screen(
+    cat: CompiledCatalog,
+    demoted: frozenset[int],
+    direct: list[tuple[int, re.Pattern[bytes]]],
+    extractors: dict[int, re.Pattern[bytes] | None],
+) -> HyperScreen | None:
     exact, folded = cat.screen_literals(set(demoted))
     searched = {key: rx for key, rx in extractors.items() if rx is not None}
     exact = {lit: rest for lit, keys in exact.items() if (rest := keys - searched.keys())}
