@@ -129,6 +129,79 @@ def write_log(path: Path, size: int, seed: int = 7) -> None:
                 )
 
 
+def write_metric_log(path: Path, size: int, seed: int = 11) -> None:
+    """A healthy 8-rank log in which nearly every line carries metrics: Megatron iteration
+    lines (loss scale, grad norm, nan iterations), HF Trainer step dicts on every rank,
+    DeepSpeed loss-scale messages during fp16 calibration, NCCL INFO lines and tqdm bars
+    with carriage returns. Same failure at the end as write_log."""
+    rng = random.Random(seed)
+    written = 0
+    step = 0
+    loss = 10.5
+    scale = 2.0**32
+    with path.open("w", encoding="utf-8") as out:
+        while written < size:
+            step += 1
+            loss = max(1.9, loss * 0.9993 + (rng.random() - 0.5) * 0.03)
+            hms = f"{step // 3600 % 24:02d}:{step // 60 % 60:02d}:{step % 60:02d}"
+            t = f"2024-05-01 {hms},{step % 1000:03d}"
+            lines = []
+            if step < 25 and step % 3 == 0:  # fp16 scale calibration: healthy overflows
+                lines.append(
+                    f"[{t}] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 "
+                    f"Skipping step. Attempted loss scale: {scale:.0f}, reducing to "
+                    f"{scale / 2:.0f}\n"
+                )
+                scale /= 2
+            lines.append(
+                f" iteration {step:8d}/  500000 | consumed samples: {step * 512:12d} | elapsed "
+                f"time per iteration (ms): {405 + rng.random() * 20:.1f} | learning rate: "
+                f"{3e-4 * min(1, step / 2000):.6E} | global batch size:   512 | lm loss: "
+                f"{loss:.6E} | "
+                f"loss scale: {scale:.1f} | grad norm: {0.6 + rng.random() * 0.5:.3f} | number of "
+                f"skipped iterations:   0 | number of nan iterations:   0 |\n"
+            )
+            for r in range(RANKS):
+                lines.append(
+                    f"[rank{r}]:{{'loss': {loss + rng.random() * 0.1:.4f}, 'grad_norm': "
+                    f"{0.5 + rng.random():.15f}, 'learning_rate': "
+                    f"{2.7e-5 * (1 - step / 1e6):.16e}, "
+                    f"'epoch': {step / 3000:.2f}}}\n"
+                )
+            if step % 5 == 0:
+                lines.extend(
+                    f"node-a:{41000 + r}:{41090 + r} [{r}] NCCL INFO AllReduce: opCount {step:x} "
+                    f"sendbuff 0x7f3a2c000000 recvbuff 0x7f3a2c000000 count 1048576 datatype 7 "
+                    f"op 0 root 0 comm 0x5581c0de [nranks={RANKS}] stream 0x55820a4e\n"
+                    for r in range(RANKS)
+                )
+            if step % 20 == 0:
+                bar = "".join(
+                    f"\r{p:3d}%|{'█' * (p // 10):10s}| {step + p}/500000 [01:{p // 4:02d}<"
+                    f"99:{(100 - p) // 4:02d}, 2.41it/s, loss={loss:.3f}, grad_norm={0.7:.2f}]"
+                    for p in range(0, 101, 10)
+                )
+                lines.append(bar + "\n")
+            chunk = "".join(lines)
+            out.write(chunk)
+            written += len(chunk.encode("utf-8"))
+        out.write(FAILURE)
+
+
+FAILURE = (
+    "[default5]:[2024-05-01 23:59:59,000] Traceback (most recent call last):\n"
+    '[default5]:  File "/workspace/pretrain_gpt.py", line 412, in <module>\n'
+    "[default5]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. "
+    "GPU 5 has a total capacity of 79.15 GiB of which 2.31 GiB is free.\n"
+) + "".join(
+    f"[default{r}]:[rank{r}]:[E501 23:59:59.114000 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog "
+    "caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, "
+    "NumelOut=1, Timeout(ms)=600000) ran for 600050 milliseconds before timing out.\n"
+    for r in range(RANKS)
+    if r != 5
+)
+
+
 def grep_patterns() -> list[str]:
     sys.path.insert(0, str(REPO / "server"))
     from denpex import catalog
@@ -169,6 +242,11 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=int, default=1024)
+    ap.add_argument(
+        "--metrics",
+        action="store_true",
+        help="a log in which nearly every line carries metrics (loss, grad norm, loss scale)",
+    )
     ap.add_argument("--keep", type=Path, help="write the log here and keep it")
     ap.add_argument(
         "--also-utf8-grep",
@@ -188,10 +266,11 @@ def main(argv: list[str]) -> int:
     try:
         log = args.keep or workdir / "job.log"
         t0 = time.perf_counter()
-        write_log(log, args.size_mb << 20)
+        (write_metric_log if args.metrics else write_log)(log, args.size_mb << 20)
         size = log.stat().st_size
         took = time.perf_counter() - t0
-        print(f"log: {size / 1e6:.0f} MB, {RANKS} ranks, generated in {took:.0f} s")
+        kind = "metric-heavy" if args.metrics else "mixed"
+        print(f"log: {size / 1e6:.0f} MB {kind}, {RANKS} ranks, generated in {took:.0f} s")
         patterns = workdir / "patterns.txt"
         patterns.write_text("\n".join(grep_patterns()) + "\n", encoding="utf-8")
 

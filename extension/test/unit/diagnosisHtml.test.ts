@@ -86,3 +86,18 @@ test("prevention bullets are read from the catalog entry's markdown section", ()
   assert.deepEqual(markdownSectionItems(md, /prevention/i), ["profile memory", "keep headroom", "alert on usage"]);
   assert.deepEqual(markdownSectionItems(md, /nothing/i), []);
 });
+
+test("the evidence list opens with the initiating line and keeps the engine's order after it", () => {
+  // The engine's evidence for a torchelastic log whose SIGTERMs to the other children are
+  // stamped before the line naming the rank that failed (tests/corpus/logs/a023.log).
+  const diagnosis = sampleDiagnosis();
+  const line = (n: number, role: "initiating" | "collateral", text: string) => ({ source: "a023.log", line: n, text, rank: null, role });
+  diagnosis.findings[0]!.evidence = [
+    line(4, "initiating", "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) local_rank: 1 (pid: 750662)"),
+    line(1, "collateral", "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 750661 closing signal SIGTERM"),
+    line(2, "collateral", "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 750664 closing signal SIGTERM"),
+  ];
+  const html = renderDiagnosisHtml({ diagnosis, origin: "a023.log" }, NONCE, "vscode-webview://abc");
+  const rows = [...html.matchAll(/<li class="ev ev-(\w+)">\s*<button[^>]*data-line="(\d+)"/g)].map((m) => `${m[1]}:${m[2]}`);
+  assert.deepEqual(rows, ["initiating:4", "collateral:1", "collateral:2"]);
+});

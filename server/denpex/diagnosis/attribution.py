@@ -421,7 +421,7 @@ def _confidence(
 def _evidence(entry: _Entry, folded: list[_Entry], rank: int | None, first: Hit) -> list[Evidence]:
     """The first line, a few lines per distinct message of the entry, one per message of the
     folded entries (their own context lines left out), at most EVIDENCE_LIMIT lines, each
-    source line once; initiating lines first to keep, shown in time order."""
+    source line once; initiating lines first to keep, shown initiating first, then in time order."""
     picked: list[tuple[Hit, Role]] = [(first, first.signal.role)]
     seen = {(first.source, first.line)}
 
@@ -443,7 +443,11 @@ def _evidence(entry: _Entry, folded: list[_Entry], rank: int | None, first: Hit)
                 role = "context"  # a follow-up on the same rank
             take(record, role, 1)
     picked.sort(key=lambda item: (_ROLE_ORDER[item[1]], _when(item[0])))
-    kept = sorted(picked[:EVIDENCE_LIMIT], key=lambda item: _when(item[0]))
+    # The initiating line opens the list (every consumer shows this order), the rest follow
+    # in time order: a collateral report stamped earlier must not read as the first failure.
+    kept = sorted(
+        picked[:EVIDENCE_LIMIT], key=lambda item: (item[1] != "initiating", _when(item[0]))
+    )
     return [Evidence(h.source, h.line, h.text, h.rank, role) for h, role in kept]
 
 

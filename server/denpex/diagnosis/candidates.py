@@ -12,7 +12,9 @@ import re
 from collections.abc import Iterable
 
 from denpex.diagnosis import hyperscreen
+from denpex.diagnosis.context import extractor
 from denpex.diagnosis.hyperscreen import HyperScreen
+from denpex.diagnosis.literals import anchors_line_start
 from denpex.diagnosis.matcher import CompiledCatalog
 
 Candidate = tuple[int, int, set[int]]  # (line start, line end, keys) within a block
@@ -31,7 +33,15 @@ class BlockScreen:
         self._direct = cat.direct_units(set(self.demoted))
         self.value_base = len(cat.units)  # keys at and above: value-signal jumps
         # One Hyperscan scan per block when the package is there, else the regex passes.
-        self.hyper = _hyper_screen(cat, self.demoted, self._direct)
+        # An extractor's anchor sits on healthy lines too ("nranks" in every NCCL collective
+        # trace line): its pattern on the raw line drops those in C, as a unit's confirm does,
+        # and Hyperscan searches that pattern itself instead of the anchor.
+        self._extractor_confirm = {
+            key: _raw_confirm(extractor(key)[1])
+            for keys in cat.extractor_literals.values()
+            for key in keys
+        }
+        self.hyper = _hyper_screen(cat, self.demoted, self._direct, self._extractor_confirm)
         if self.hyper is None:
             self._screen, self._folded = cat.screens(set(self.demoted), freq)
 
@@ -86,22 +96,59 @@ class BlockScreen:
         return found
 
     def _may_match(self, key: int, raw: bytes) -> bool:
-        if not 0 <= key < self.value_base:
-            return True  # extractors and value jumps are examined as they are
-        confirm = self.cat.units[key].confirm
+        if key < 0:
+            confirm = self._extractor_confirm.get(key)
+        elif key < self.value_base:
+            confirm = self.cat.units[key].confirm
+        else:
+            return True  # value jumps are examined as they are
         return confirm is None or confirm.search(raw) is not None
 
 
+def _raw_confirm(rx: re.Pattern[str]) -> re.Pattern[bytes] | None:
+    """``rx`` on raw bytes; None when it anchors on ^, which a line's rank prefix defeats."""
+    if anchors_line_start(rx.pattern):
+        return None
+    return re.compile(rx.pattern.encode("utf-8"), rx.flags & re.IGNORECASE)
+
+
+# Compiled databases by (catalog, demoted units): compiling takes ~25 ms, as long as
+# scanning a few MB, and every scanner (a document opened in the editor) needs one. The
+# catalog is kept with its entry so that its id is not reused while cached.
+_COMPILED: dict[tuple[int, frozenset[int]], tuple[CompiledCatalog, HyperScreen | None]] = {}
+_COMPILED_MAX = 16
+
+
 def _hyper_screen(
-    cat: CompiledCatalog, demoted: frozenset[int], direct: list[tuple[int, re.Pattern[bytes]]]
+    cat: CompiledCatalog,
+    demoted: frozenset[int],
+    direct: list[tuple[int, re.Pattern[bytes]]],
+    extractors: dict[int, re.Pattern[bytes] | None],
 ) -> HyperScreen | None:
     if not hyperscreen.available() or os.environ.get("DENPEX_SCREEN") == "regex":
         return None
+    key = (id(cat), demoted)
+    if key not in _COMPILED:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[key] = (cat, _compile_hyper_screen(cat, demoted, direct, extractors))
+    screen = _COMPILED[key][1]
+    return screen.own_scratch() if screen is not None else None
+
+
+def _compile_hyper_screen(
+    cat: CompiledCatalog,
+    demoted: frozenset[int],
+    direct: list[tuple[int, re.Pattern[bytes]]],
+    extractors: dict[int, re.Pattern[bytes] | None],
+) -> HyperScreen | None:
     exact, folded = cat.screen_literals(set(demoted))
+    searched = {key: rx for key, rx in extractors.items() if rx is not None}
+    exact = {lit: rest for lit, keys in exact.items() if (rest := keys - searched.keys())}
     # Hyperscan has no atomic groups, and an automaton needs none: it never backtracks.
     patterns = [
         (uid, rx.pattern.replace(b"(?>", b"(?:"), cat.units[uid].folded) for uid, rx in direct
-    ]
+    ] + [(key, rx.pattern, bool(rx.flags & re.IGNORECASE)) for key, rx in searched.items()]
     try:
         return HyperScreen(exact, folded, patterns)
     except ValueError:

@@ -17,6 +17,7 @@ its unit's direct pattern exactly as before (scanner._demote_noisy).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -73,6 +74,7 @@ class HyperScreen:
             self._keys.append(frozenset((uid,)))
             self._lengths.append(-1)
         self._db: Any = None
+        self._scratch: Any = None  # the database's own until own_scratch() gives one
         if expressions:
             self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             try:
@@ -85,6 +87,14 @@ class HyperScreen:
             except hyperscan.error as exc:
                 raise ValueError(f"Hyperscan cannot compile the screen: {exc}") from exc
 
+    def own_scratch(self) -> HyperScreen:
+        """This screen with scratch space of its own: one compiled database is shared by
+        every scanner of the process, and two threads must not scan with one scratch."""
+        other = copy.copy(self)
+        if self._db is not None:
+            other._scratch = hyperscan.Scratch(self._db)
+        return other
+
     def hits(self, block: bytes) -> list[Hit]:
         if self._db is None:
             return []
@@ -96,6 +106,6 @@ class HyperScreen:
             n = lengths[eid]
             append((end - n if n >= 0 else start, eid))
 
-        self._db.scan(block, match_event_handler=on_match)
+        self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
         keys = self._keys
         return [(pos, keys[eid]) for pos, eid in found]

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from denpex.diagnosis.matcher import ValueSignal
 
 WINDOW = 101
+PIECE = 256 << 10  # a block that may hold a jump is looked at in pieces of about this size
 
 
 @dataclass(frozen=True)
@@ -53,17 +55,42 @@ class ValueSeries:
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
-        summary = summarize(self.spec, block)
-        if summary is not None and self.can_skip(summary):
-            self.absorb(summary)
+        if self._skipped(block):
             return []
+        if len(block) <= 2 * PIECE:
+            return self._careful(block)
+        # Only part of a large block may need the careful path (the warm-up values, or the
+        # lines around a jump): summarize it piece by piece.
         out: list[int] = []
+        for offset, piece in _pieces(block):
+            if not self._skipped(piece):
+                out.extend(offset + pos for pos in self._careful(piece))
+        return out
+
+    def _skipped(self, block: bytes) -> bool:
+        """True (and the window carried on) when ``block`` cannot hold a jump."""
+        summary = summarize(self.spec, block)
+        if summary is None or not self.can_skip(summary):
+            return False
+        self.absorb(summary)
+        return True
+
+    def _careful(self, block: bytes) -> list[int]:
+        """Each value against the median of the window before it."""
+        out: list[int] = []
+        window, ratio = self.window, self.spec.ratio
+        # A positive median is one of the window's positive values, so at least ``low``
+        # (kept at or below their smallest): a value under ratio x low needs no median.
+        low = _min_positive(window)
         for pos, v in exact_values(self.spec, block, 0):
-            if self.seen >= self.spec.warmup:
-                med = sorted(self.window)[(len(self.window) - 1) // 2]
-                if med > 0 and v >= self.spec.ratio * med:
+            if self.seen >= self.spec.warmup and v >= ratio * low:
+                med = sorted(window)[(len(window) - 1) // 2]
+                if med > 0 and v >= ratio * med:
                     out.append(pos)
-            self.window.append(v)
+                low = _min_positive(window)  # values have left the window: tighten
+            window.append(v)
+            if 0 < v < low:
+                low = v
             self.seen += 1
         return out
 
@@ -74,20 +101,36 @@ class ValueSeries:
             return True
         if self.seen < self.spec.warmup:
             return False
-        low = min((v for v in self.window if v > 0), default=math.inf)
-        return summary.high < self.spec.ratio * min(low, summary.low)
+        return summary.high < self.spec.ratio * min(_min_positive(self.window), summary.low)
 
     def absorb(self, summary: BlockValues) -> None:
         self.window.extend(summary.tail)
         self.seen += len(summary.tail)
 
 
+def _pieces(block: bytes) -> list[tuple[int, bytes]]:
+    """(offset, piece) of ``block`` cut at line ends into pieces of about PIECE bytes."""
+    out = []
+    start = 0
+    while start < len(block):
+        end = block.find(b"\n", start + PIECE) + 1 or len(block)
+        out.append((start, block[start:end]))
+        start = end
+    return out
+
+
+def _min_positive(values: Iterable[float]) -> float:
+    return min((v for v in values if v > 0), default=math.inf)
+
+
 def _tail(spec: ValueSignal, block: bytes) -> list[float]:
     """The block's last exact values, reading lines from the end."""
     start = len(block)
+    step = 8 << 10  # doubled until the window is full: a step line is ~100-300 bytes
     tail: list[float] = []
     while start > 0 and len(tail) < WINDOW:
-        start = max(0, start - (64 << 10))
+        start = max(0, len(block) - step)
+        step *= 2
         tail = [v for _, v in exact_values(spec, block, start)]
     return tail[-WINDOW:]
 

@@ -44,6 +44,22 @@ class Published:
     marks: dict[int, list[Mark]] = field(default_factory=dict)
 
 
+def merged(layers: list[Published]) -> list[types.Diagnostic]:
+    """One document's diagnostics from every origin (scan, denpex.diagnose on a selection,
+    drift). "Denpex: Diagnose" on a log already scanned finds the same failures on the same
+    lines: each line keeps one diagnostic per finding and severity, the first origin's, so
+    the Problems view counts a failure once."""
+    out: list[types.Diagnostic] = []
+    seen: set[tuple[int, object, object]] = set()
+    for pub in layers:
+        for d in pub.diagnostics:
+            key = (d.range.start.line, d.code, d.severity)
+            if key not in seen:
+                seen.add(key)
+                out.append(d)
+    return out
+
+
 def who(f: Finding) -> str:
     """The attribution in one phrase: "initiating rank 5 (host node1, GPU 3)"."""
     if f.initiating_rank is None:

@@ -352,7 +352,7 @@ class DenpexServer(LanguageServer):
         self.publish(uri, scan.version)
 
     def publish(self, uri: str, version: int | None = None) -> None:
-        diags = [d for layer in self._layers() if uri in layer for d in layer[uri].diagnostics]
+        diags = diagnostics.merged([layer[uri] for layer in self._layers() if uri in layer])
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
         )
