@@ -107,9 +107,11 @@ def merge_verdict(
     folded = [f for f in rest if _explained(f, set(waiting), culprits)]
     for f in folded:
         rest.remove(f)
-        # Its own initiating lines (the timeouts) first: what each waiting rank said.
+        # What each waiting rank said (its timeout report) first, then the finding's own
+        # initiating lines: a launcher's summary line may lead a log finding without a rank.
         reports = sorted(
-            (e for e in f.evidence if e.role != "context"), key=lambda e: e.role != "initiating"
+            (e for e in f.evidence if e.role != "context"),
+            key=lambda e: (not _WAIT_TEXT.search(e.text), e.role != "initiating"),
         )
         finding.evidence.extend(
             Evidence(e.source, e.line, e.text, e.rank, "collateral") for e in reports[:2]
