@@ -70,6 +70,35 @@ async function diagnoseEditor(deps: CommandDeps): Promise<void> {
   }
 }
 
+/** The Explorer's context menu passes the folder's Uri; the editor's passes its document's. */
+async function isFolder(arg: unknown): Promise<boolean> {
+  if (!(arg instanceof vscode.Uri)) return false;
+  try {
+    return ((await vscode.workspace.fs.stat(arg)).type & vscode.FileType.Directory) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** A job folder (logs and Flight Recorder dumps): the server reads it as `denpex diagnose DIR`
+ * does, dumps in its worker process, and publishes the findings on the logs' lines. */
+async function diagnoseFolder(deps: CommandDeps, folder?: vscode.Uri): Promise<void> {
+  const dir = folder ?? (await pickFolder("Job folder to diagnose (logs and Flight Recorder dumps)"));
+  if (!dir) return;
+  if (dir.scheme !== "file") {
+    void vscode.window.showInformationMessage("Denpex: only folders on this machine can be diagnosed.");
+    return;
+  }
+  try {
+    const diagnosis = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Denpex: diagnosing ${vscode.workspace.asRelativePath(dir)}…`, cancellable: true }, (_p, token) =>
+      deps.server.diagnose({ folder: dir.toString() }, token),
+    );
+    deps.diagnosisPanel.show(diagnosis, `folder ${vscode.workspace.asRelativePath(dir)}`);
+  } catch (err) {
+    await reportFailure(deps, "Diagnose Folder", err);
+  }
+}
+
 async function diagnoseTerminal(deps: CommandDeps): Promise<void> {
   const terminal = vscode.window.activeTerminal;
   if (!terminal) {
@@ -225,7 +254,8 @@ function argObject<T>(arg: unknown, key: keyof T & string): T | undefined {
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
   const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, fn);
   return [
-    reg("denpex.diagnoseSelection", () => diagnoseEditor(deps)),
+    reg("denpex.diagnoseSelection", async (arg) => ((await isFolder(arg)) ? diagnoseFolder(deps, arg as vscode.Uri) : diagnoseEditor(deps))),
+    reg("denpex.diagnoseFolder", (arg) => diagnoseFolder(deps, arg instanceof vscode.Uri ? arg : undefined)),
     reg("denpex.diagnoseTerminal", () => diagnoseTerminal(deps)),
     reg("denpex.watchCheckpoints", () => watchCheckpoints(deps)),
     reg("denpex.compareCheckpoints", () => compareCheckpoints(deps)),

@@ -13,13 +13,20 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
+from typing import Any
 
 from denpex.diagnosis.flight_recorder import may_be_dump, merge_verdict, siblings
+from denpex.errors import InputError
 from denpex.finding import Finding
+from denpex.lsp.diagnostics import Placer, Published, build
 
 log = logging.getLogger(__name__)
 
 WORKER_TIMEOUT = 60.0
+# A whole job folder may hold gigabytes of logs; past this, the CLI (which streams any size
+# and shows its progress) is the better tool.
+FOLDER_TIMEOUT = 300.0
 Verdicts = list[tuple[Finding, list[int]]]
 
 
@@ -55,6 +62,23 @@ class DumpsBeside:
         return verdicts
 
 
+def folder_diagnostics(findings: list[Finding], folder: str) -> dict[str, Published]:
+    """Diagnostics of a job folder's findings on its logs' lines, by uri. Dumps are left out
+    (binary; their evidence has no line), as are sources outside the folder."""
+    root = os.path.realpath(folder)
+    sources = {e.source for f in findings for e in f.evidence}
+    out: dict[str, Published] = {}
+    for source in sorted(sources):
+        real = os.path.realpath(source)
+        if os.path.commonpath([root, real]) != root or not os.path.isfile(real):
+            continue
+        if may_be_dump(real):
+            continue
+        uri = Path(source).resolve().as_uri()
+        out[uri] = build(findings, source, uri, Placer())
+    return out
+
+
 def _may_hold_dumps(log_path: str) -> bool:
     return any(may_be_dump(p) for p in siblings(log_path))
 
@@ -69,7 +93,12 @@ def _listing(folder: str) -> tuple[tuple[str, int, float], ...]:
     return tuple(sorted((n, s.st_size, s.st_mtime) for n, s in stats))
 
 
-async def _run_worker(log_path: str) -> Verdicts:
+class WorkerFailed(Exception):
+    """The worker timed out, died or answered ``{"error": ...}``; the message is one line."""
+
+
+async def run_worker(job: dict[str, str], timeout: float = WORKER_TIMEOUT) -> dict[str, Any]:
+    """One job for ``denpex.lsp.dump_worker`` in a child process; its answer."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -79,21 +108,31 @@ async def _run_worker(log_path: str) -> Verdicts:
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        raw, err = await asyncio.wait_for(
-            proc.communicate(json.dumps({"log": log_path}).encode()), WORKER_TIMEOUT
-        )
+        raw, err = await asyncio.wait_for(proc.communicate(json.dumps(job).encode()), timeout)
     except TimeoutError:
-        proc.kill()
-        log.warning("dump worker for %s timed out", log_path)
-        return []
+        raise WorkerFailed(f"reading took more than {timeout:.0f} s") from None
+    finally:  # timed out, or the request was cancelled: the worker goes too
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
     try:
         msg = json.loads(raw.decode("utf-8", "replace").strip().splitlines()[-1])
-        verdicts = [(Finding.from_json(v["finding"]), list(v["waiting"])) for v in msg["verdicts"]]
-    except (ValueError, KeyError, IndexError, TypeError):
-        log.warning(
-            "dump worker for %s failed: %s", log_path, err.decode("utf-8", "replace")[-500:]
-        )
+    except (ValueError, IndexError):
+        msg = None
+    if not isinstance(msg, dict):
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no answer"]
+        raise WorkerFailed(f"the worker failed: {last[0][:500]}")
+    if "error" in msg:
+        raise WorkerFailed(str(msg["error"]))
+    return msg
+
+
+async def _run_worker(log_path: str) -> Verdicts:
+    try:
+        msg = await run_worker({"log": log_path})
+        for notice in msg.get("notices", []):
+            log.info("%s", notice)
+        return [(Finding.from_json(v["finding"]), list(v["waiting"])) for v in msg["verdicts"]]
+    except (WorkerFailed, InputError, KeyError, TypeError, ValueError) as exc:
+        log.warning("dumps beside %s not read: %s", log_path, exc)
         return []
-    for notice in msg.get("notices", []):
-        log.info("%s", notice)
-    return verdicts

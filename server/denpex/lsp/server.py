@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shlex
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +24,7 @@ from typing import Any, BinaryIO
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, default_converter, lsp_method
 from pygls.uris import to_fs_path
@@ -35,7 +37,13 @@ from denpex.finding import Finding, diagnosis_json, findings_from_json
 from denpex.lsp import actions, diagnostics, framing, guard, positions
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
-from denpex.lsp.dumps import DumpsBeside
+from denpex.lsp.dumps import (
+    FOLDER_TIMEOUT,
+    DumpsBeside,
+    WorkerFailed,
+    folder_diagnostics,
+    run_worker,
+)
 from denpex.lsp.globs import Glob
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings, parse
@@ -139,10 +147,13 @@ class DenpexServer(LanguageServer):
         self.root: Path | None = None
         self.logs: dict[str, LogDocument] = {}
         # Diagnostics by origin, merged per document when published: document scans,
-        # denpex.diagnose on a selection, and flagged drift on a checkpoint file.
+        # denpex.diagnose on a selection, flagged drift on a checkpoint file, and
+        # denpex.diagnose on a job folder.
         self.scanned: dict[str, diagnostics.Published] = {}
         self.selections: dict[str, diagnostics.Published] = {}
         self.drift: dict[str, diagnostics.Published] = {}
+        self.folders: dict[str, diagnostics.Published] = {}  # denpex.diagnose on a job folder
+        self.folder_marks: dict[str, list[str]] = {}  # job folder → uris of its logs
         self.refused: set[str] = set()  # log documents claimed but not diagnosed
         # Document notifications held until the settings are known (None: ready).
         self.backlog: list[tuple[Callable[[Any], None], Any]] | None = []
@@ -358,7 +369,7 @@ class DenpexServer(LanguageServer):
         )
 
     def _layers(self) -> tuple[dict[str, diagnostics.Published], ...]:
-        return (self.scanned, self.selections, self.drift)
+        return (self.scanned, self.selections, self.drift, self.folders)
 
     def marks_at(self, uri: str, first: int, last: int) -> list[diagnostics.Mark]:
         out: list[diagnostics.Mark] = []
@@ -384,7 +395,11 @@ class DenpexServer(LanguageServer):
 
     async def diagnose(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
-            raise _invalid("denpex.diagnose takes one argument: {text?, uri?, range?, terminalId?}")
+            raise _invalid(
+                "denpex.diagnose takes one argument: {text?, uri?, range?, terminalId?, folder?}"
+            )
+        if params.get("folder") is not None:
+            return await self.diagnose_folder(params["folder"])
         text, uri, rng, terminal = (params.get(k) for k in ("text", "uri", "range", "terminalId"))
         if uri is not None and not isinstance(uri, str):
             raise _invalid("denpex.diagnose: uri must be a string")
@@ -412,7 +427,9 @@ class DenpexServer(LanguageServer):
         elif isinstance(text, str):
             source = self._source_of(uri) if uri else "<selection>"
         else:
-            raise _invalid("denpex.diagnose needs text (a string), or uri and range, or terminalId")
+            raise _invalid(
+                "denpex.diagnose needs text (a string), or uri and range, or terminalId, or folder"
+            )
 
         def run() -> list[Finding]:
             scanner = LogScanner()
@@ -423,6 +440,40 @@ class DenpexServer(LanguageServer):
         if uri is not None and terminal is None:
             self.selections[uri] = diagnostics.build(findings, source, uri, diagnostics.Placer())
             self.publish(uri)
+        return diagnosis_json(findings)
+
+    async def diagnose_folder(self, folder_uri: Any) -> dict[str, Any]:
+        """A job folder, read as `denpex diagnose DIR` reads it, in the dump worker: its dumps
+        are untrusted pickles, and a folder of any size costs the server one child process,
+        bounded by the worker's timeout. The findings are published on the logs' lines."""
+        path = to_fs_path(folder_uri) if isinstance(folder_uri, str) else None
+        if not path or not folder_uri.startswith("file:") or not os.path.isdir(path):
+            raise _invalid(
+                f"denpex.diagnose: folder must be the file: URI of a folder, not {folder_uri!r}"
+            )
+        self.log_line(f"diagnosing the job folder {path} in the dump worker")
+        try:
+            msg = await run_worker({"folder": path}, FOLDER_TIMEOUT)
+            findings = findings_from_json(msg.get("diagnosis"))
+        except (WorkerFailed, InputError) as exc:
+            # The folder was read and refused (no files, a timeout): a failed request, not bad
+            # params; the CLI streams any size and shows why.
+            raise JsonRpcInternalError(
+                f"denpex.diagnose: {path}: {exc}; run `denpex diagnose {shlex.quote(path)}` "
+                "in a terminal"
+            ) from None
+        for notice in msg.get("notices", []):
+            self.log_line(str(notice), types.MessageType.Warning)
+        loop = asyncio.get_running_loop()
+        layer = await loop.run_in_executor(self.pool, folder_diagnostics, findings, path)
+        for uri in self.folder_marks.pop(path, []):
+            self.folders.pop(uri, None)
+            self.publish(uri)
+        self.folders.update(layer)
+        self.folder_marks[path] = list(layer)
+        for uri in layer:
+            self.publish(uri)
+        self.log_line(f"{path}: {len(findings)} finding(s)")
         return diagnosis_json(findings)
 
     def _source_of(self, uri: str) -> str:
