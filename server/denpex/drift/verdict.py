@@ -47,7 +47,7 @@ from denpex import catalog
 from denpex.drift import stats
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
 from denpex.errors import InputError
-from denpex.finding import Evidence, Finding
+from denpex.finding import Evidence, Finding, Role
 
 _UNFILLED = re.compile(r"<\w+>")
 
@@ -602,15 +602,7 @@ def _changed(case: _Case, change: _Change) -> Assessment:
         )
     if change.held_until == change.step:
         notes.append("seen at the last compared checkpoint only: whether it persists is unknown")
-    evidence = [
-        Evidence(
-            source=_path(series, change.step, "run_path") or f"step {change.step}",
-            line=1,
-            text=f"step {change.step}: {text}",
-            rank=None,
-            role="initiating",
-        )
-    ]
+    evidence = [_step_evidence(series, change.step, text, "initiating")]
     finding = case.finding("sdc-transient-corruption", 0.8, evidence)
     return Assessment("step_change", True, change.step, None, trend, finding, notes)
 
@@ -799,12 +791,11 @@ def _gradual(case: _Case, levers: list[_Lever]) -> Assessment | None:
         notes.append("the global distance alone shows no significant trend: the fault is local")
     confidence = 0.9 if len({lv.lever for lv in levers}) > 1 else 0.75
     evidence = [
-        Evidence(
-            source=_path(series, lv.onset, "run_path") or f"step {lv.onset}",
-            line=1,
-            text=f"step {lv.onset}: {lv.tensor}: {_describe(lv)}",
-            rank=None,
-            role="initiating" if lv is head else "context",
+        _step_evidence(
+            series,
+            lv.onset,
+            f"{lv.tensor}: {_describe(lv)}",
+            "initiating" if lv is head else "context",
         )
         for lv in ordered[:5]
     ]
@@ -839,15 +830,7 @@ def _sudden(case: _Case, jump: _Jump, levers: list[_Lever]) -> Assessment:
             f"{after} other tensor(s) diverge after the jump: the corrupted value propagated "
             "through training"
         )
-    evidence = [
-        Evidence(
-            source=_path(series, jump.step, "run_path") or f"step {jump.step}",
-            line=1,
-            text=f"step {jump.step}: {text}",
-            rank=None,
-            role="initiating",
-        )
-    ]
+    evidence = [_step_evidence(series, jump.step, text, "initiating")]
     finding = case.finding("sdc-transient-corruption", 0.85, evidence)
     return Assessment("sudden_jump", True, jump.step, None, trend, finding, notes)
 
@@ -896,6 +879,12 @@ def _describe(lv: _Lever) -> str:
     if lv.lever == "noise_envelope":
         return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"
     return f"its distance relative to the other tensors grew {d['growth_over_early_ratio']:.1f}x"
+
+
+def _step_evidence(series: Sequence[StepDiff], step: int, text: str, role: Role) -> Evidence:
+    """A verdict's evidence line: the run's checkpoint file of that step (else the step)."""
+    source = _path(series, step, "run_path") or f"step {step}"
+    return Evidence(source=source, line=1, text=f"step {step}: {text}", rank=None, role=role)
 
 
 def _path(series: Sequence[StepDiff], step: int, attr: str) -> str:
