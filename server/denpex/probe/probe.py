@@ -69,6 +69,19 @@ class ProbeOptions:
         return DriftProbe(model, out, self.every, group, self.raise_on_mismatch)
 
 
+def end_training(probe: DriftProbe) -> None:
+    """The callbacks' end of training: close the probe, then let the backend settle.
+
+    Runs on every rank when the framework finishes training, so the one collective of
+    ``replica.settle_backend`` is safe here (it is not in ``close``, which a rank that
+    raised never reaches). It also covers the framework's own last collectives, which
+    otherwise abort a rank at exit now and then.
+    """
+    probe.close()
+    if dist.is_available() and dist.is_initialized():
+        replica.settle_backend(dist.group.WORLD)
+
+
 class ReplicaMismatchError(RuntimeError):
     """Raised by ``probe.step`` with ``raise_on_mismatch=True`` (after the record is written)."""
 

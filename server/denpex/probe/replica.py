@@ -106,6 +106,20 @@ def wait_released(tensors: list[torch.Tensor], timeout: float = RELEASE_TIMEOUT_
         time.sleep(0.0002)  # releases the GIL for the thread that is letting go
 
 
+def settle_backend(group: Any) -> None:
+    """Let the backend drop every finished collective's tensors before the script may end.
+
+    ``wait_released`` covers the probe's own collectives; a framework's collectives after
+    the last probe are not ours to observe (HF's Trainer all-gathers its FLOP count after
+    the last step, and that alone aborts a rank at exit now and then: 4 runs in 4 under a
+    raised GIL switch interval, with no probe attached). One small collective of our own,
+    waited for until released, gives a thread still dropping an earlier one the GIL and
+    the time to do so. Every rank must call it (the callbacks do, at the end of training).
+    """
+    _all_gather(torch.zeros(1), group)
+    time.sleep(0.01)  # GIL released: a thread that just woke takes it now, not at exit
+
+
 def gather_hashes(names: list[str], hashes: list[int], group: Any) -> list[list[int]]:
     """Every rank's hashes, in group order. The first word guards against different models."""
     guard = int.from_bytes(
