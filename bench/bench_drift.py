@@ -139,7 +139,7 @@ print(math.sqrt(sq))
 
 def float64_l2(a: Path, b: Path) -> float:
     """Independent exact figure: safetensors bytes through numpy, float64 throughout."""
-    from denpex.drift.readers import read_safetensors_header
+    from denpex.checkpoints.safetensors import read_safetensors_header
 
     def arrays(path: Path) -> dict[str, np.ndarray]:
         header = read_safetensors_header(str(path))

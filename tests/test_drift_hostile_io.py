@@ -412,7 +412,7 @@ def test_torch_reader_survives_truncation_after_open(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import os
-        from denpex.drift.readers import CheckpointError, open_checkpoint
+        from denpex.checkpoints import CheckpointError, open_checkpoint
         reader = open_checkpoint({str(path)!r})
         os.truncate({str(path)!r}, 4096)
         for name, meta in sorted(reader.tensors.items()):

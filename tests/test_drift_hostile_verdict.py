@@ -88,8 +88,8 @@ def test_nan_against_nan_in_reference_mode_is_not_identical(tmp_path: Path) -> N
 @pytest.mark.parametrize("use_torch", [False, True], ids=["numpy", "torch"])
 def test_both_kernels_propagate_non_finite_differences(tmp_path: Path, use_torch: bool) -> None:
     """A NaN in the second block of a tensor must not be folded away by max(0.0, nan)."""
+    from denpex.checkpoints import open_checkpoint
     from denpex.drift.compare import BLOCK_ELEMS, Kernel, compare_readers
-    from denpex.drift.readers import open_checkpoint
 
     rows = 2 * BLOCK_ELEMS // 64
     ref = torch.zeros(rows, 64)

@@ -12,9 +12,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from denpex.checkpoints import open_checkpoint
 from denpex.drift import compare
 from denpex.drift.compare import Kernel, compare_readers
-from denpex.drift.readers import open_checkpoint
 
 
 def _pair(tmp_path: Path, run: dict[str, torch.Tensor], ref: dict[str, torch.Tensor]):
@@ -162,7 +162,7 @@ def test_memory_stays_bounded_on_a_torch_file(tmp_path: Path) -> None:
     torch.save({f"t{i}": torch.full((1024, 1024), 2.0) for i in range(24)}, tmp_path / "b.pt")
     script = textwrap.dedent(
         f"""
-        from denpex.drift import readers
+        from denpex.checkpoints import open_checkpoint
         from denpex.drift.compare import Kernel, compare_readers
 
         def peak_mb():  # this process's own high-water mark (ru_maxrss inherits the parent's)
@@ -174,8 +174,8 @@ def test_memory_stays_bounded_on_a_torch_file(tmp_path: Path) -> None:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
 
-        a = readers.open_checkpoint({str(tmp_path / "a.pt")!r})
-        b = readers.open_checkpoint({str(tmp_path / "b.pt")!r})
+        a = open_checkpoint({str(tmp_path / "a.pt")!r})
+        b = open_checkpoint({str(tmp_path / "b.pt")!r})
         reset_peak()
         before = peak_mb()
         diff = compare_readers(a, b, 1, Kernel("cpu"))

@@ -9,8 +9,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from denpex.drift.discover import find_checkpoints, incomplete_reason, step_of
-from denpex.drift.keys import normalise_key
+from denpex.checkpoints.discover import find_checkpoints, incomplete_reason, step_of
+from denpex.checkpoints.keys import normalise_key
 from denpex.errors import InputError
 
 

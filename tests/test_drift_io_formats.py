@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from denpex.checkpoints import CheckpointError, open_checkpoint
 from denpex.drift.compare import Kernel, compare_readers
-from denpex.drift.readers import CheckpointError, open_checkpoint
 from denpex.errors import InputError
 
 

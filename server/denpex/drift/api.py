@@ -13,12 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from denpex.checkpoints.discover import Checkpoint, find_checkpoints
+from denpex.checkpoints.layouts import model_files, open_checkpoint
+from denpex.checkpoints.reader import CheckpointError, Reader
 from denpex.drift import distributed, fingerprints
 from denpex.drift.cache import StepCache, fingerprint
 from denpex.drift.compare import Kernel, compare_readers
-from denpex.drift.discover import Checkpoint, find_checkpoints
 from denpex.drift.model import ReplicaStep, StepDiff
-from denpex.drift.readers import CheckpointError, Reader, model_files, open_checkpoint
 from denpex.drift.replicas import compare_replicas
 from denpex.drift.report import build_report
 from denpex.errors import InputError

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.model import StepDiff, TensorDiff, fold_max
-from denpex.drift.readers import Reader, TensorMeta
 from denpex.errors import InputError
 
 # Elements per block: large enough that numpy's per-call overhead vanishes, small enough

@@ -32,9 +32,9 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from denpex.checkpoints.reader import Reader
 from denpex.drift.compare import Kernel, _precision_note
 from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.readers import Reader
 from denpex.errors import InputError
 
 # Figures of a TensorDiff carried by the all_reduce, in this order.

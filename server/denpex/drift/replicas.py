@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.compare import Kernel, blocks, compare_pair, to_compared
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
-from denpex.drift.readers import Reader, TensorMeta
 
 
 def _fingerprint(

@@ -30,6 +30,7 @@ from typing import Any, TextIO, TypeVar
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
+from denpex.checkpoints.discover import Checkpoint, find_checkpoints
 from denpex.drift import fingerprints, fswatch
 from denpex.drift.api import (
     Pairs,
@@ -39,7 +40,6 @@ from denpex.drift.api import (
 )
 from denpex.drift.cache import StepCache, default_dir
 from denpex.drift.compare import Kernel
-from denpex.drift.discover import Checkpoint, find_checkpoints
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.report import build_report, render_human
 from denpex.errors import InputError

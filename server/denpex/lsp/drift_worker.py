@@ -26,7 +26,7 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
 
 def _step_places(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, Any]:
     """step -> where a drift diagnostic goes: ``{path, line}`` (line 1-based)."""
-    from denpex.drift.discover import find_checkpoints
+    from denpex.checkpoints.discover import find_checkpoints
     from denpex.probe.records import RankFile, file_name, fingerprint_files
 
     files = fingerprint_files(run)

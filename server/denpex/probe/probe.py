@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from denpex.drift.keys import normalise_key
+from denpex.checkpoints.keys import normalise_key
 from denpex.probe import replica
 from denpex.probe.records import FORMAT, RecordWriter, encode_sketch
 from denpex.probe.sketch import BLOCK, Fingerprint, Sketcher

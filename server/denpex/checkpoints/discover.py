@@ -19,7 +19,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from denpex.drift.readers import CheckpointError, model_files, read_safetensors_header
+from denpex.checkpoints.layouts import model_files
+from denpex.checkpoints.reader import CheckpointError
+from denpex.checkpoints.safetensors import read_safetensors_header
 from denpex.errors import InputError
 
 _STEP = re.compile(

@@ -24,15 +24,9 @@ from typing import Any
 import numpy as np
 
 from denpex import safepickle
-from denpex.drift.keys import normalise_key
-from denpex.drift.readers import (
-    NP_DTYPES,
-    CheckpointError,
-    TensorMeta,
-    dtype_name,
-    numpy_rows,
-    torch_load_error,
-)
+from denpex.checkpoints.keys import normalise_key
+from denpex.checkpoints.pt import dtype_name, numpy_rows, torch_load_error
+from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, TensorMeta
 from denpex.errors import InputError
 
 _MAX_METADATA = 1 << 30  # bytes; a real .metadata is KBs to tens of MBs
