@@ -25,7 +25,7 @@ import numpy as np
 
 SERVER = str(Path(__file__).resolve().parents[1] / "server")
 sys.path.insert(0, SERVER)
-from denpex.probe.records import FORMAT, RecordWriter, encode_sketch  # noqa: E402
+from denpex.fingerprints.records import FORMAT, RecordWriter, encode_sketch  # noqa: E402
 
 TENSORS, SIZE, SKETCHED, SKETCH = 8, 256, 4, 64
 

@@ -19,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from safetensors.torch import save_file  # noqa: E402
 
-from denpex.drift.simulate import FaultSpec, simulate_run  # noqa: E402
+from denpex.demo.tinyrun import FaultSpec, simulate_run  # noqa: E402
 
 pytestmark = pytest.mark.slow  # two process launches with a torch import each
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from denpex.drift.simulate import simulate_run
+from denpex.demo.tinyrun import simulate_run
 from denpex_cli import denpex, validate_drift_report
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from denpex.demo.tinyrun import FaultSpec, simulate_replicas, simulate_run  # noqa: E402
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff  # noqa: E402
-from denpex.drift.simulate import FaultSpec, simulate_replicas, simulate_run  # noqa: E402
 from denpex.drift.stats import mann_kendall  # noqa: E402
 from denpex.drift.verdict import assess, assess_replicas  # noqa: E402
 from denpex.errors import InputError  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from denpex.probe.records import file_name  # noqa: E402
+from denpex.fingerprints.records import file_name  # noqa: E402
 
 
 def _steps(out: Path) -> list[int]:

@@ -18,12 +18,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from denpex.demo.tinyrun import FaultSpec, simulate_probed_run  # noqa: E402
 from denpex.drift import fingerprints  # noqa: E402
-from denpex.drift.simulate import FaultSpec, simulate_probed_run  # noqa: E402
 from denpex.drift.verdict import assess  # noqa: E402
 from denpex.errors import InputError  # noqa: E402
+from denpex.fingerprints.records import RankFile, file_name  # noqa: E402
 from denpex.probe import DriftProbe  # noqa: E402
-from denpex.probe.records import RankFile, file_name  # noqa: E402
 
 STEPS, EVERY, FAULT_STEP = 240, 20, 100
 

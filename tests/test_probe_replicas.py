@@ -24,7 +24,7 @@ import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 
 from denpex.drift import fingerprints  # noqa: E402
-from denpex.probe.records import file_name  # noqa: E402
+from denpex.fingerprints.records import file_name  # noqa: E402
 
 STEPS = 24
 EVERY = 5

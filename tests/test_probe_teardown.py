@@ -31,7 +31,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from denpex.probe.records import file_name  # noqa: E402
+from denpex.fingerprints.records import file_name  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a few seconds per torchrun job (five torch imports)
 

@@ -17,8 +17,8 @@ from lsprotocol import types
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # each check starts a worker process that imports torch
 
-from denpex.drift.simulate import FaultSpec, simulate_probed_run, simulate_run  # noqa: E402
-from denpex.probe.records import file_name  # noqa: E402
+from denpex.demo.tinyrun import FaultSpec, simulate_probed_run, simulate_run  # noqa: E402
+from denpex.fingerprints.records import file_name  # noqa: E402
 
 STEPS, EVERY, FAULT_STEP = 120, 10, 50
 TIMEOUT = 120.0  # each check starts a worker process that imports torch

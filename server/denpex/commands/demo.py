@@ -70,7 +70,7 @@ def _diagnose_samples() -> None:
 def _save_run(root: Path, **kwargs: object) -> Path:
     from safetensors.torch import save_file
 
-    from denpex.drift.simulate import simulate_run
+    from denpex.demo.tinyrun import simulate_run
 
     root.mkdir()
     for step, state in simulate_run(steps=STEPS, save_every=EVERY, **kwargs):  # type: ignore[arg-type]
@@ -81,9 +81,9 @@ def _save_run(root: Path, **kwargs: object) -> Path:
 def _drift(out: Path) -> None:
     from safetensors.torch import save_file
 
+    from denpex.demo.tinyrun import FaultSpec, simulate_replicas
     from denpex.drift.api import drift_report, replicas_report
     from denpex.drift.report import render_human
-    from denpex.drift.simulate import FaultSpec, simulate_replicas
 
     fault = FaultSpec("compute", FAULT_STEP, target="blocks.0.mlp.fc1", index=21, eps=1e-4)
     print(f"training 3 tiny runs on the CPU ({STEPS} steps, a checkpoint every {EVERY}) ...")

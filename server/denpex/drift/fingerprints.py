@@ -34,7 +34,7 @@ import numpy as np
 from denpex.drift.compare import compared_dtype
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
 from denpex.errors import InputError
-from denpex.probe.records import (
+from denpex.fingerprints.records import (
     Record,
     TensorPrint,
     is_fingerprint_dir,

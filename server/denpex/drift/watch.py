@@ -43,7 +43,7 @@ from denpex.drift.compare import Kernel
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.report import build_report, render_human
 from denpex.errors import InputError
-from denpex.probe.records import fingerprint_files
+from denpex.fingerprints.records import fingerprint_files
 
 _Item = TypeVar("_Item", StepDiff, ReplicaStep)
 

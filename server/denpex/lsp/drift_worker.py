@@ -27,7 +27,7 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
 def _step_places(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, Any]:
     """step -> where a drift diagnostic goes: ``{path, line}`` (line 1-based)."""
     from denpex.checkpoints.discover import find_checkpoints
-    from denpex.probe.records import RankFile, file_name, fingerprint_files
+    from denpex.fingerprints.records import RankFile, file_name, fingerprint_files
 
     files = fingerprint_files(run)
     if files:  # probe output: every step is a line in each rank's file

@@ -26,8 +26,8 @@ import torch
 import torch.distributed as dist
 
 from denpex.checkpoints.keys import normalise_key
+from denpex.fingerprints.records import FORMAT, RecordWriter, encode_sketch
 from denpex.probe import replica
-from denpex.probe.records import FORMAT, RecordWriter, encode_sketch
 from denpex.probe.sketch import BLOCK, Fingerprint, Sketcher
 
 log = logging.getLogger("denpex.probe")

@@ -1,5 +1,5 @@
-"""Real training of a tiny transformer on CPU: the runs behind the drift tests, the
-false-alarm benchmark and the demo.
+"""Real training of a tiny transformer on CPU: the runs behind ``denpex demo`` and the drift
+tests. It ships in the package (not under tests/) because the demo command runs it.
 
 Everything a drift verdict has to tell apart is produced by actual training, not by drawing
 numbers: a healthy rerun that differs from the reference only by reduction-order round-off,
@@ -7,7 +7,7 @@ a permanent compute fault, a one-off bit flip and a data-parallel replica whose 
 update goes wrong. The model is small enough (28k parameters) that a few hundred steps
 take a second or two on one CPU core.
 
-torch is imported inside the functions so importing ``denpex.drift`` stays cheap.
+torch is imported inside the functions so importing the demo command stays cheap.
 """
 
 from __future__ import annotations
