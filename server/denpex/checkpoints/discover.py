@@ -176,6 +176,23 @@ def find_checkpoints(
     return [by_step[s] for s in sorted(by_step)]
 
 
+def single_checkpoint(path: str | Path) -> Checkpoint | None:
+    """``path`` as one checkpoint rather than a run: a weight file, or a folder holding one
+    checkpoint's weights itself (an HF model folder, a DCP folder) and no step-named
+    checkpoints. Its step is the one its name carries, else 0."""
+    p = Path(path)
+    if p.is_dir():
+        if _candidates(p):
+            return None
+        try:
+            model_files(p)
+        except CheckpointError:
+            return None
+    elif not p.is_file():
+        return None
+    return Checkpoint(step_of(p.name) or 0, p)
+
+
 def _prefer(a: Path, b: Path) -> Path:
     """Two files for one step: safetensors reads without torch and without pickle."""
     return b if b.suffix == ".safetensors" and a.suffix != ".safetensors" else a
@@ -194,4 +211,11 @@ def _rank_major(rank_dirs: dict[int, Path], notes: list[str]) -> list[Checkpoint
     return [Checkpoint(s, base, {r: per_rank[r][s] for r in per_rank}) for s in steps]
 
 
-__all__ = ["Checkpoint", "find_checkpoints", "incomplete_reason", "rank_of", "step_of"]
+__all__ = [
+    "Checkpoint",
+    "find_checkpoints",
+    "incomplete_reason",
+    "rank_of",
+    "single_checkpoint",
+    "step_of",
+]

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from denpex.checkpoints.discover import Checkpoint, find_checkpoints
+from denpex.checkpoints.discover import (
+    Checkpoint,
+    find_checkpoints,
+    incomplete_reason,
+    single_checkpoint,
+)
 from denpex.checkpoints.layouts import model_files, open_checkpoint
 from denpex.checkpoints.reader import CheckpointError, Reader
 from denpex.drift import distributed, fingerprints
@@ -159,23 +164,17 @@ def drift_report(
 
     ``gpu``/``host``: where the run trained, when known; they fill the finding's
     verification commands (``dcgmi diag -r 3 -i <gpu>``)."""
+    from denpex.drift.one_point import one_point
     from denpex.drift.verdict import assess
 
     if fingerprints.is_fingerprint_dir(run):  # probe output (denpex.probe), not checkpoints
         return fingerprints.drift_report(run, ref, noise_ref=noise_ref, gpu=gpu, host=host)
     warnings: list[str] = []
-    run_cps = _require(run, find_checkpoints(run, warnings), warnings)
-    ref_cps = _require(ref, find_checkpoints(ref, warnings), warnings)
-    pairs = _pairs(run_cps, ref_cps, warnings, "reference")
-    if not pairs:
-        raise InputError(
-            f"{run} and {ref} share no checkpoint step (run: {_steps([c.step for c in run_cps])}; "
-            f"reference: {_steps([c.step for c in ref_cps])})"
-        )
-    noise_pairs: Pairs = []
-    if noise_ref:
-        noise_cps = _require(noise_ref, find_checkpoints(noise_ref, warnings), warnings)
-        noise_pairs = _pairs(noise_cps, ref_cps, [], "reference")
+    run_one, ref_one = single_checkpoint(run), single_checkpoint(ref)
+    if run_one and ref_one:
+        pairs, noise_pairs = _one_pair(run_one, ref_one, noise_ref, warnings)
+    else:
+        pairs, noise_pairs = _step_pairs(run, ref, noise_ref, warnings)
     total = sum(_size(a) + _size(b) for a, b in pairs + noise_pairs)
     counter = _Bytes(total, progress)
     kernel = distributed.make_kernel(resolve_device(device))
@@ -202,6 +201,8 @@ def drift_report(
     if not series:
         raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
     assessment = assess(series, noise, run=run, ref=ref, gpu=gpu, host=host)
+    if run_one and ref_one:
+        assessment = one_point(series[0], assessment, noise[0] if noise else None)
     return build_report(
         mode="reference",
         run=run,
@@ -212,6 +213,45 @@ def drift_report(
         device=kernel.device,
         noise_ref=noise_ref,
     )
+
+
+def _step_pairs(
+    run: str, ref: str, noise_ref: str | None, warnings: list[str]
+) -> tuple[Pairs, Pairs]:
+    """Run and reference checkpoints matched by step (and the noise run's, if any)."""
+    run_cps = _require(run, find_checkpoints(run, warnings), warnings)
+    ref_cps = _require(ref, find_checkpoints(ref, warnings), warnings)
+    pairs = _pairs(run_cps, ref_cps, warnings, "reference")
+    if not pairs:
+        raise InputError(
+            f"{run} and {ref} share no checkpoint step (run: {_steps([c.step for c in run_cps])}; "
+            f"reference: {_steps([c.step for c in ref_cps])})"
+        )
+    noise_pairs: Pairs = []
+    if noise_ref:
+        noise_cps = _require(noise_ref, find_checkpoints(noise_ref, warnings), warnings)
+        noise_pairs = _pairs(noise_cps, ref_cps, [], "reference")
+    return pairs, noise_pairs
+
+
+def _one_pair(
+    run: Checkpoint, ref: Checkpoint, noise_ref: str | None, warnings: list[str]
+) -> tuple[Pairs, Pairs]:
+    """Two single checkpoints (files or model folders) compared as one point, whatever steps
+    their names carry: the run's step when it names one."""
+    noise = single_checkpoint(noise_ref) if noise_ref else None
+    if noise_ref and noise is None:
+        raise InputError(f"{noise_ref}: expected one checkpoint, like the run and the reference")
+    for cp in (run, ref, *([noise] if noise else [])):
+        reason = incomplete_reason(cp.path)
+        if reason:
+            raise InputError(f"{cp.path}: {reason}")
+    step = run.step or ref.step
+    if run.step and ref.step and run.step != ref.step:
+        warnings.append(f"one pair: the run's step {run.step} against the reference's {ref.step}")
+    ref_at = Checkpoint(step, ref.path)
+    noise_pairs = [(Checkpoint(step, noise.path), ref_at)] if noise else []
+    return [(Checkpoint(step, run.path), ref_at)], noise_pairs
 
 
 def _require(root: str, cps: list[Checkpoint], warnings: list[str]) -> list[Checkpoint]:

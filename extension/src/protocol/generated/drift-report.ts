@@ -65,7 +65,7 @@ export interface DriftReport {
    */
   points: Point[];
   /**
-   * see docs/drift-statistics.md; step_change and not_comparable were added within version 1 (additive): not_comparable means no tensor could be compared (exit code 2)
+   * see docs/drift-statistics.md; step_change, not_comparable and single_point were added within version 1 (additive): not_comparable means no tensor could be compared (exit code 2); single_point means two single checkpoints (files or model folders) differ, and one point cannot show a trend, so it is neither cleared nor flagged (exit code 0)
    */
   verdict:
     | "identical"
@@ -74,7 +74,8 @@ export interface DriftReport {
     | "sudden_jump"
     | "step_change"
     | "replica_divergence"
-    | "not_comparable";
+    | "not_comparable"
+    | "single_point";
   /**
    * true when the verdict is a finding (exit code 1)
    */
