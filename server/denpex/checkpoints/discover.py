@@ -159,7 +159,7 @@ def find_checkpoints(
         if reason:
             notes.append(f"{path}: skipped: {reason}")
             continue
-        ranks = _rank_entries(path) if path.is_dir() else {}
+        ranks = rank_files(path)
         if replicas and not ranks:
             notes.append(f"{path}: skipped: no rank_<N> checkpoints inside")
             continue
@@ -174,6 +174,11 @@ def find_checkpoints(
     if not by_step and not notes:
         notes.append(f"{base}: no checkpoints found (expected names like step_120, checkpoint-120)")
     return [by_step[s] for s in sorted(by_step)]
+
+
+def rank_files(path: Path) -> dict[int, Path]:
+    """rank -> checkpoint of a per-rank step folder (``step_400/rank_0.pt`` ...), else empty."""
+    return _rank_entries(path) if path.is_dir() else {}
 
 
 def single_checkpoint(path: str | Path) -> Checkpoint | None:
@@ -215,6 +220,7 @@ __all__ = [
     "Checkpoint",
     "find_checkpoints",
     "incomplete_reason",
+    "rank_files",
     "rank_of",
     "single_checkpoint",
     "step_of",

@@ -165,6 +165,7 @@ def drift_report(
     ``gpu``/``host``: where the run trained, when known; they fill the finding's
     verification commands (``dcgmi diag -r 3 -i <gpu>``)."""
     from denpex.drift.one_point import one_point
+    from denpex.drift.per_rank import judge_ranks, split_ranks
     from denpex.drift.verdict import assess
 
     if fingerprints.is_fingerprint_dir(run):  # probe output (denpex.probe), not checkpoints
@@ -175,39 +176,44 @@ def drift_report(
         pairs, noise_pairs = _one_pair(run_one, ref_one, noise_ref, warnings)
     else:
         pairs, noise_pairs = _step_pairs(run, ref, noise_ref, warnings)
-    total = sum(_size(a) + _size(b) for a, b in pairs + noise_pairs)
-    counter = _Bytes(total, progress)
+    by_rank = split_ranks(pairs, warnings)
+    noise_by_rank = split_ranks(noise_pairs, warnings) if noise_pairs else {}
+    every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
+    counter = _Bytes(sum(_size(a) + _size(b) for a, b in every), progress)
     kernel = distributed.make_kernel(resolve_device(device))
     cache = StepCache(cache_dir)
+
+    def compare(group: Pairs) -> list[StepDiff]:
+        return compare_steps(
+            group, kernel=kernel, key=key, cache=cache, warnings=warnings, on_bytes=counter
+        )
+
     try:
-        series = compare_steps(
-            pairs, kernel=kernel, key=key, cache=cache, warnings=warnings, on_bytes=counter
-        )
-        noise = (
-            compare_steps(
-                noise_pairs,
-                kernel=kernel,
-                key=key,
-                cache=cache,
-                warnings=warnings,
-                on_bytes=counter,
-            )
-            if noise_pairs
-            else None
-        )
+        series = {r: found for r, group in by_rank.items() if (found := compare(group))}
+        noise = {r: compare(group) for r, group in noise_by_rank.items()}
     finally:
         kernel.close()
     counter.finish()
     if not series:
         raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
-    assessment = assess(series, noise, run=run, ref=ref, gpu=gpu, host=host)
-    if run_one and ref_one:
-        assessment = one_point(series[0], assessment, noise[0] if noise else None)
+    verdicts = {
+        r: assess(s, noise.get(r, noise.get(None)) or None, run=run, ref=ref, gpu=gpu, host=host)
+        for r, s in series.items()
+    }
+    if None in series:
+        shown, assessment = series[None], verdicts[None]
+        if run_one and ref_one:
+            noise_point = noise[None][0] if noise.get(None) else None
+            assessment = one_point(shown[0], assessment, noise_point)
+    else:
+        per_rank = {r: v for r, v in verdicts.items() if r is not None}
+        rank, assessment = judge_ranks(per_rank, {r: s for r, s in series.items() if r is not None})
+        shown = series[rank]
     return build_report(
         mode="reference",
         run=run,
         reference=ref,
-        series=series,
+        series=shown,
         assessment=assessment,
         warnings=warnings,
         device=kernel.device,
