@@ -1,0 +1,382 @@
+"""Departures: the tensors that left their noise floor, and from which checkpoint.
+
+Two healthy runs drift apart steadily (reduction-order round-off, amplified by Adam in
+parameters whose true gradient is near zero), so the verdict looks at *where* the divergence
+sits. A tensor leaves its floor by any of these levers, each held at ``PERSIST`` consecutive
+checkpoints:
+- localisation: inside a matrix, one row or column holds far more than its uniform
+  share of the difference. Round-off spreads; a faulty matmul output column lands in one
+  weight row (and the consumer's column) every step. The bar is self-calibrated on the
+  tensor's first checkpoints and raised by the noise reference's own concentration.
+- corroboration: the same channel index concentrated in two tensors at once (a faulty
+  output column j shows in its weight's row j and in the consumer's column j).
+- noise envelope (``noise`` given): the tensor is ``ENVELOPE`` times further from the
+  reference than the healthy second run is at the same step.
+- peer self-calibration (no noise reference): the tensor's distance relative to the
+  median tensor grows ``PEER_FACTOR`` times beyond its ratio over the first checkpoints.
+- bit-exact departure: the run matched the reference bit for bit at the first
+  checkpoints and then departs.
+A localised lever must also hold its concentration to the end (``HOLD_LIFT``), and the
+envelope is self-calibrated: random walks spread, wander and differ by chance from the
+start; a fault keeps its place and grows. Whether the departures amount to drift is the
+verdict's call (``verdict``); their words are ``explain``'s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from denpex.drift.model import StepDiff, TensorDiff
+from denpex.drift.thresholds import (
+    CALIBRATION,
+    CORROBORATED,
+    ENVELOPE,
+    HOLD_LIFT,
+    LIFT_MIN,
+    MAX_SHARE_BAR,
+    MIN_AXIS,
+    MIN_MISMATCHED,
+    PEER_FACTOR,
+    PERSIST,
+    SELF_FACTOR,
+)
+
+Tracks = dict[str, list[TensorDiff | None]]
+
+
+@dataclass
+class Departure:
+    """One tensor that left its noise floor: from which step, why, and how far."""
+
+    tensor: str
+    # localisation | corroborated_localisation | noise_envelope | peer_ratio | bit_exact_departure
+    lever: str
+    onset: int
+    excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
+    detail: dict[str, Any]
+
+
+def _ok(t: TensorDiff | None) -> TensorDiff | None:
+    return t if t is not None and t.status == "ok" else None
+
+
+def tracks(series: Sequence[StepDiff]) -> Tracks:
+    """Per tensor name, its TensorDiff at each step (None where missing or unreadable)."""
+    names: dict[str, None] = {}
+    for s in series:
+        for t in s.tensors:
+            names.setdefault(t.name)
+    by_step = [{t.name: t for t in s.tensors} for s in series]
+    return {n: [_ok(m.get(n)) for m in by_step] for n in names}
+
+
+def axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
+    """(axis, size, top index, top share) for the axes that can show localisation."""
+    out = []
+    for axis, n, idx, share in (
+        ("row", t.rows, t.top_row, t.top_row_share),
+        ("col", t.cols, t.top_col, t.top_col_share),
+    ):
+        if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
+            out.append((axis, n, idx, share))
+    return out
+
+
+def _localised(t: TensorDiff | None) -> bool:
+    return t is not None and t.diff_sq > 0 and t.mismatched >= MIN_MISMATCHED * t.numel
+
+
+def _excess(t: TensorDiff, n: int, share: float) -> float:
+    """L2 of the top row/col above what a typical other row/col holds."""
+    other = t.diff_sq * (1 - share) / max(1, n - 1)
+    return max(0.0, math.sqrt(t.diff_sq * share) - math.sqrt(other))
+
+
+def _runs(flags: Sequence[bool]) -> int | None:
+    """Index where the first run of PERSIST consecutive True starts; a run reaching the end
+    of the series counts when it covers at least two checkpoints."""
+    n = len(flags)
+    i = 0
+    while i < n:
+        if flags[i]:
+            j = i
+            while j < n and flags[j]:
+                j += 1
+            if j - i >= PERSIST or (j == n and j - i >= 2):
+                return i
+            i = j
+        else:
+            i += 1
+    return None
+
+
+def localisation(
+    steps: list[int],
+    tracks: Tracks,
+    noise: Tracks | None,
+) -> list[Departure]:
+    out = []
+    for name, track in tracks.items():
+        first = next((t for t in track if t is not None and t.diff_sq > 0), None)
+        if first is None:
+            continue
+        for axis, n, _, _ in axes(first):
+            shares = [_share(t, axis) for t in track]
+            early = [n * s for t, s in zip(track, shares, strict=True) if _localised(t)][
+                :CALIBRATION
+            ]
+            base = sorted(early)[len(early) // 2] if early else 0.0
+            bar = min(max(LIFT_MIN, SELF_FACTOR * base), MAX_SHARE_BAR * n)
+            ntrack = noise.get(name) if noise is not None else None
+            flags = [
+                _localised(t)
+                and n * shares[i] >= _noise_bar(bar, n, axis, ntrack[i] if ntrack else None)
+                for i, t in enumerate(track)
+            ]
+            start = _same_index(track, axis, flags)
+            if start is None or _diluted([n * sh for sh in shares], start):
+                continue
+            top = track[start]
+            assert top is not None  # flagged steps are localised, hence present
+            excess = [_excess(t, n, _share(t, axis)) if t is not None else 0.0 for t in track]
+            out.append(
+                Departure(
+                    tensor=name,
+                    lever="localisation",
+                    onset=steps[start],
+                    excess=excess,
+                    detail={
+                        "axis": axis,
+                        "index": top.top_row if axis == "row" else top.top_col,
+                        "share": round(_share(top, axis), 4),
+                        "uniform_share": round(1 / n, 6),
+                        "bar_share": round(bar / n, 4),
+                        "baseline_lift": round(base, 2),
+                    },
+                )
+            )
+    return out
+
+
+def _diluted(lifts: Sequence[float], start: int) -> bool:
+    """True when the concentration found at ``start`` dissolves by the last checkpoint. The
+    first differences between healthy reruns are sparse and often cluster in one row (the
+    first ulp that differed, then its neighbours); as the rest of the tensor catches up the
+    top row's lift falls several-fold. A faulty channel is fed every step: its lift holds or
+    grows. (Corroborated pairs: each of the two must hold.)"""
+    return lifts[-1] < HOLD_LIFT * lifts[start]
+
+
+def _noise_bar(bar: float, n: int, axis: str, noise: TensorDiff | None) -> float:
+    """The lift bar at one step: the noise run's own concentration there raises it."""
+    if noise is None or noise.diff_sq <= 0:
+        return bar
+    return min(max(bar, SELF_FACTOR * n * _share(noise, axis)), MAX_SHARE_BAR * n)
+
+
+def _share(t: TensorDiff | None, axis: str) -> float:
+    if t is None:
+        return 0.0
+    return t.top_row_share if axis == "row" else t.top_col_share
+
+
+def corroborated(steps: list[int], tracks: Tracks) -> list[Departure]:
+    """The same channel concentrated in two different tensors at once: a faulty output column
+    j of a matmul lands in its weight's row j and in the consumer's column j (or the paired
+    q/k row j). Round-off concentrations are weak and land on unrelated indices, so the bar
+    can sit far lower than for one tensor alone and needs no calibration window."""
+    # (axis length, index) -> {step index: {tensor: (lift, axis, excess)}}. Sparse: the top
+    # index wanders from step to step, so a dense list per group grew with steps squared.
+    groups: dict[tuple[int, int], dict[int, dict[str, tuple[float, str, float]]]] = {}
+    for name, track in tracks.items():
+        for i, t in enumerate(track):
+            if t is None or not _localised(t):
+                continue
+            for axis, n, idx, share in axes(t):
+                members = groups.setdefault((n, idx), {}).setdefault(i, {})
+                lift = n * share
+                if lift > members.get(name, (0.0, "", 0.0))[0]:
+                    members[name] = (lift, axis, _excess(t, n, share))
+    out = []
+    for (n, idx), per_step in groups.items():
+        if len(per_step) < 2 or not any(len(m) >= 2 for m in per_step.values()):
+            continue  # a lever needs a pair at two checkpoints at least
+        pairs = [
+            sorted(per_step[i].items(), key=lambda kv: -kv[1][0])[:2] if i in per_step else []
+            for i in range(len(steps))
+        ]
+        start = _runs([len(p) == 2 and p[1][1][0] >= CORROBORATED for p in pairs])
+        if start is None or any(
+            _diluted([p[k][1][0] if len(p) == 2 else 0.0 for p in pairs], start) for k in (0, 1)
+        ):
+            continue
+        at = pairs[start]
+        excess = [
+            math.sqrt(math.fsum(v[2] ** 2 for _, v in p)) if len(p) == 2 else 0.0 for p in pairs
+        ]
+        out.append(
+            Departure(
+                tensor=at[0][0],
+                lever="corroborated_localisation",
+                onset=steps[start],
+                excess=excess,
+                detail={
+                    "index": idx,
+                    "axis": at[0][1][1],
+                    "share": round(at[0][1][0] / n, 4),
+                    "uniform_share": round(1 / n, 6),
+                    "also": f"{at[1][0]} {at[1][1][1]} {idx}",
+                    "also_share": round(at[1][1][0] / n, 4),
+                },
+            )
+        )
+    return out
+
+
+def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) -> int | None:
+    """Start of a persistent run of flags that also stays on the same row/col: a faulty lane
+    hits the same slice every step, round-off clusters wander."""
+
+    def index(t: TensorDiff | None) -> int:
+        return -1 if t is None else (t.top_row if axis == "row" else t.top_col)
+
+    held = list(flags)
+    for i in range(1, len(held)):
+        if held[i] and held[i - 1] and index(track[i]) != index(track[i - 1]):
+            held[i] = False
+    return _runs(held)
+
+
+def envelope(
+    steps: list[int],
+    tracks: Tracks,
+    noise: Tracks,
+) -> list[Departure]:
+    out = []
+    for name, track in tracks.items():
+        ntrack = noise.get(name)
+        if ntrack is None:
+            continue
+        ratios = [
+            math.sqrt(t.diff_sq / nt.diff_sq)
+            if t is not None and nt is not None and nt.diff_sq > 0
+            else 0.0
+            for t, nt in zip(track, ntrack, strict=True)
+        ]
+        # Self-calibrated like localisation: two independent random walks (a gradient-null
+        # parameter, e.g. a conv bias ahead of BatchNorm) differ several-fold in size by
+        # chance, and that ratio shows from the first checkpoints on. A fault moves the
+        # tensor away from the noise run *after* a time when the two were alike.
+        early = [r for r in ratios if r > 0][:CALIBRATION]
+        bar = max(ENVELOPE, SELF_FACTOR * sorted(early)[len(early) // 2]) if early else ENVELOPE
+        excess = [
+            max(0.0, t.l2 - bar * nt.l2) if t is not None and nt is not None else 0.0
+            for t, nt in zip(track, ntrack, strict=True)
+        ]
+        start = _runs([r >= bar for r in ratios])
+        if start is None:
+            continue
+        out.append(
+            Departure(
+                tensor=name,
+                lever="noise_envelope",
+                onset=steps[start],
+                excess=excess,
+                detail={"ratio_to_noise": round(max(ratios[start:]), 2), "envelope": round(bar, 2)},
+            )
+        )
+    return out
+
+
+def peers(steps: list[int], tracks: Tracks) -> list[Departure]:
+    """Self-calibration without a noise run: healthy tensors diverge together (round-off is
+    coupled through the network), so each tensor's distance relative to the median tensor
+    holds roughly still; one that climbs far above its early ratio is out of its range."""
+    logs: dict[str, list[float | None]] = {
+        n: [math.log(t.l2) if t is not None and t.diff_sq > 0 else None for t in tr]
+        for n, tr in tracks.items()
+    }
+    medians: list[float | None] = []
+    for i in range(len(steps)):
+        col = sorted(x for v in logs.values() if (x := v[i]) is not None)
+        medians.append(col[len(col) // 2] if col else None)
+    out = []
+    for name, values in logs.items():
+        rel = [
+            v - m if v is not None and m is not None else None
+            for v, m in zip(values, medians, strict=True)
+        ]
+        known = [r for r in rel if r is not None]
+        if len(known) < CALIBRATION + 2:
+            continue
+        early = sorted(known[:CALIBRATION])[CALIBRATION // 2]
+        bar = early + math.log(PEER_FACTOR)
+        start = _runs([r is not None and r >= bar for r in rel])
+        if start is None:
+            continue
+        track = tracks[name]
+        excess = [
+            max(0.0, t.l2 - math.exp(early + m)) if t is not None and m is not None else 0.0
+            for t, m in zip(track, medians, strict=True)
+        ]
+        out.append(
+            Departure(
+                tensor=name,
+                lever="peer_ratio",
+                onset=steps[start],
+                excess=excess,
+                detail={"growth_over_early_ratio": round(math.exp(max(known) - early), 2)},
+            )
+        )
+    return out
+
+
+def bit_exact_departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
+    """The run matched the reference bit for bit at the first checkpoints and then departs.
+    Real nondeterminism (threads, reduction order, kernels) shows from the first optimizer
+    steps, so a reference that reproduced the run exactly for a while proves the two share
+    their arithmetic; a departure after that is a change in the run, however small and
+    however chaotic the training is afterwards (in a BatchNorm CNN a 1e-4 fault is soon
+    spread over every tensor at round-off level, and no localisation can see it)."""
+    first = None
+    for i, s in enumerate(series):
+        compared = [t for t in s.tensors if t.status == "ok"]
+        if any(t.differs for t in compared):
+            first = i
+            break
+        if not compared:
+            return None  # a step with nothing compared is not evidence of equality
+    if not first:  # differs from the first checkpoint, or never
+        return None
+    at = [(name, t) for name, tr in tracks.items() if (t := tr[first]) is not None and t.differs]
+    # Name the tensor where the difference is most concentrated: a faulty channel shows in
+    # its own weights first, while propagation has spread it thin elsewhere.
+    name, top = max(
+        at,
+        key=lambda nt: (max((n * sh for _, n, _, sh in axes(nt[1])), default=0.0), nt[1].rel_l2),
+    )
+    return Departure(
+        tensor=name,
+        lever="bit_exact_departure",
+        onset=series[first].step,
+        excess=[s.l2 if i >= first else 0.0 for i, s in enumerate(series)],
+        detail={"identical_until": series[first - 1].step, "rel_l2": top.rel_l2},
+    )
+
+
+def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
+    """Every tensor that left its noise floor, by every lever that applies."""
+    steps = [s.step for s in series]
+    found = localisation(steps, tracks, noise)
+    found += corroborated(steps, tracks)
+    if noise is not None:
+        found += envelope(steps, tracks, noise)
+    else:
+        found += peers(steps, tracks)
+    departure = bit_exact_departure(series, tracks)
+    if departure is not None:
+        found.append(departure)
+    return found

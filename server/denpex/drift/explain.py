@@ -1,0 +1,183 @@
+"""The verdict in words: notes, evidence lines and the catalog finding.
+
+The decision (``verdict``) says what happened and where; this module says it to a person
+and fills the finding's verification commands from the catalog.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from denpex import catalog
+from denpex.drift.departures import Departure
+from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.finding import Evidence, Finding, Role
+
+_UNFILLED = re.compile(r"<\w+>")
+_STATUS_WORDS = {
+    "missing_in_run": "missing in the run",
+    "missing_in_ref": "missing in the reference",
+    "shape_mismatch": "with different shapes",
+    "unreadable": "unreadable",
+}
+
+
+def coverage(series: Sequence[StepDiff]) -> tuple[dict[str, int], str]:
+    """How many tensors were compared at every step, and why the others were not (words)."""
+    status: dict[str, str] = {}
+    for s in series:
+        for t in s.tensors:
+            if status.get(t.name, "ok") == "ok":
+                status[t.name] = t.status
+    counts = {"tensors": len(status), "compared": 0, **dict.fromkeys(_STATUS_WORDS, 0)}
+    named: dict[str, list[str]] = {k: [] for k in _STATUS_WORDS}
+    for name, st in status.items():
+        counts["compared" if st == "ok" else st] += 1
+        if st != "ok":
+            named[st].append(name)
+    parts = []
+    for st, names in named.items():
+        if names:
+            shown = ", ".join(sorted(names)[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else ""
+            )
+            parts.append(f"{len(names)} {_STATUS_WORDS[st]} ({shown})")
+    if not status:
+        parts.append("neither side holds any tensor")
+    return counts, "; ".join(parts)
+
+
+def benign_summary(series: Sequence[StepDiff]) -> list[dict[str, Any]]:
+    last = series[-1]
+    total = last.diff_sq
+    return [
+        {
+            "name": t.name,
+            "l2": t.l2,
+            "share_of_distance": round(t.diff_sq / total, 4) if total > 0 else 0.0,
+            "top_row_share": round(t.top_row_share, 4),
+            "uniform_row_share": round(1 / max(1, t.rows), 6),
+        }
+        for t in last.top_tensors(3)
+    ]
+
+
+def suspects(levers: list[Departure]) -> list[dict[str, Any]]:
+    seen: dict[str, dict[str, Any]] = {}
+    for lv in levers:
+        entry = seen.setdefault(
+            lv.tensor, {"name": lv.tensor, "onset_step": lv.onset, "levers": [], "excess_l2": 0.0}
+        )
+        entry["levers"].append({"lever": lv.lever, **lv.detail})
+        entry["onset_step"] = min(entry["onset_step"], lv.onset)
+        entry["excess_l2"] = max(entry["excess_l2"], max(lv.excess))
+    return sorted(seen.values(), key=lambda e: (e["onset_step"], -e["excess_l2"]))[:10]
+
+
+def describe(lv: Departure) -> str:
+    d = lv.detail
+    if lv.lever in ("localisation", "corroborated_localisation"):
+        text = (
+            f"{d['axis']} {d['index']} holds {d['share']:.0%} of its difference "
+            f"(uniform {d['uniform_share']:.2%})"
+        )
+        if "also" in d:
+            text += f", and {d['also']} holds {d['also_share']:.0%}: the same channel"
+        return text
+    if lv.lever == "bit_exact_departure":
+        return (
+            f"the run was bit-identical to the reference up to step {d['identical_until']} and "
+            f"then departs (this tensor by {d['rel_l2']:.2g} of its norm)"
+        )
+    if lv.lever == "noise_envelope":
+        return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"
+    return f"its distance relative to the other tensors grew {d['growth_over_early_ratio']:.1f}x"
+
+
+def step_evidence(series: Sequence[StepDiff], step: int, text: str, role: Role) -> Evidence:
+    """A verdict's evidence line: the run's checkpoint file of that step (else the step)."""
+    source = step_path(series, step, "run_path") or f"step {step}"
+    return Evidence(source=source, line=1, text=f"step {step}: {text}", rank=None, role=role)
+
+
+def step_path(series: Sequence[StepDiff], step: int, attr: str) -> str:
+    for s in series:
+        if s.step == step:
+            return str(getattr(s, attr))
+    return ""
+
+
+def steps_text(steps: list[int]) -> str:
+    shown = ", ".join(map(str, steps[:5]))
+    return shown + (f" and {len(steps) - 5} more" if len(steps) > 5 else "")
+
+
+def finding(
+    entry_id: str,
+    confidence: float,
+    evidence: list[Evidence],
+    run: str,
+    ref: str,
+    gpu: int | None,
+    host: str | None,
+    rank: int | None,
+) -> Finding:
+    entry = catalog.get(entry_id)
+    values = {"run": run or None, "ref": ref or None, "gpu": gpu, "host": host, "rank": rank}
+    # A command is only useful with its blanks filled: fill_template leaves an unknown value
+    # as <name>; drop those commands rather than hand the user a template.
+    commands = [
+        c for c in catalog.verification_commands(entry, values) if not _UNFILLED.search(c.text)
+    ]
+    return Finding(
+        id=entry_id,
+        title=entry["title"],
+        category=entry["category"],
+        confidence=confidence,
+        initiating_rank=rank,
+        suspect_ranks=[rank] if rank is not None else [],
+        host=host,
+        gpu=gpu,
+        evidence=evidence,
+        root_cause=entry["quick_answer"].strip(),
+        fix=" ".join(f"{i}. {step}" for i, step in enumerate(entry["fix"], 1)),
+        verification=[c.text for c in commands],
+        related=list(entry.get("related", [])),
+        verification_runnable=[c.runnable for c in commands],
+    )
+
+
+def finite(x: float) -> float | None:
+    """JSON has no NaN/Infinity (a browser's JSON.parse rejects them): null instead."""
+    return x if math.isfinite(x) else None
+
+
+def replica_gaps(series: Sequence[ReplicaStep]) -> list[str]:
+    """In words: ranks absent at a step, tensors a rank lacks or holds alone, NaN/Inf."""
+    out: list[str] = []
+    for s in series:
+        for r, why in sorted(s.absent.items()):
+            out.append(f"rank {r} disagrees at step {s.step}: {why}")
+        for r, d in sorted(s.ranks.items()):
+            gaps = d.not_compared
+            if gaps:
+                shown = ", ".join(f"{t.name} ({t.note or t.status})" for t in gaps[:3])
+                more = f" and {len(gaps) - 3} more" if len(gaps) > 3 else ""
+                out.append(f"rank {r} disagrees at step {s.step}: {shown}{more}")
+            bad = [t.name for t in d.tensors if t.status == "ok" and t.non_finite]
+            if bad:
+                more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+                out.append(
+                    f"rank {r} holds non-finite values (NaN/Inf) at step {s.step} in "
+                    f"{', '.join(bad[:3])}{more}: they agree with nothing"
+                )
+    if len(out) > 20:  # one line per gap reads well for a few; a long run needs the count
+        out = [*out[:20], f"... and {len(out) - 20} more disagreements of this kind"]
+    return out
+
+
+def rank_series(series: Sequence[ReplicaStep], rank: int) -> list[StepDiff]:
+    return [s.ranks[rank] for s in series if rank in s.ranks]

@@ -1,0 +1,26 @@
+"""The drift verdict's thresholds, each with what healthy runs measured.
+
+The thresholds are set on the tuning architectures of the real-training corpus and the rates
+measured on the held-out ones (``bench/false_alarms.py``, docs/drift-statistics.md).
+"""
+
+ALPHA = 0.01  # one-sided Mann-Kendall level for "keeps growing"
+PERSIST = 3  # consecutive checkpoints a lever must hold (fewer only at the end of a series)
+LIFT_MIN = 10.0  # top row/col must hold >= 10x its uniform share; healthy runs stay under ~7
+SELF_FACTOR = 3.0  # ... and >= 3x the tensor's own early concentration (self-calibration)
+MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
+MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
+MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
+CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
+CORROBORATED = 5.0  # same index in two tensors, both >= 5x uniform; healthy pairs stay < 3.2
+ENVELOPE = 4.0  # healthy reruns stayed within 2.4x of the noise run, per tensor and step
+PEER_FACTOR = 8.0  # healthy peer ratios moved up to 3.2x from their early value
+HOLD_LIFT = 0.5  # a localised lever's last lift keeps >= half its lift at onset (no dilution)
+ONSET_RISE = 3.0  # one checkpoint earlier counts when its excess is 3x all before it
+JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
+JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value
+JUMP_SINGLE = 0.5  # ... one element carrying at least half of the added energy
+JUMP_SETTLE = 2.0  # afterwards max |diff| stays within 2x: no steady growth
+STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
+STEP_RISE = 10.0  # ... from a tenth of that or less one checkpoint before (round-off creeps)
+STEP_HOLD = 0.5  # ... and stays above half of that at every later checkpoint
