@@ -13,7 +13,8 @@ import math
 from dataclasses import replace
 
 from denpex.drift.model import StepDiff
-from denpex.drift.verdict import ENVELOPE, Assessment
+from denpex.drift.thresholds import ENVELOPE
+from denpex.drift.verdict import Assessment
 
 _STATUS = {
     "missing_in_run": "missing in the run",
