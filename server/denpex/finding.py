@@ -60,7 +60,13 @@ class Finding:
             raise ValueError("verification_runnable needs one flag per verification command")
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The schema's fields, plus the phrases every consumer shows as they are (the
+        editor renders them; ``from_json`` ignores them and they are recomputed here)."""
+        out = asdict(self)
+        out["initiator"] = describe_initiator(self.initiating_rank, self.host, self.gpu)
+        out["collateral_ranks_text"] = compress_ranks(self.collateral_ranks)
+        out["suspect_ranks_text"] = compress_ranks(self.suspect_ranks)
+        return out
 
     @classmethod
     def from_json(cls, doc: Any, what: str = "finding") -> Finding:
@@ -112,6 +118,19 @@ def compress_ranks(ranks: list[int]) -> str:
         out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(out)
+
+
+def describe_initiator(rank: int | None, host: str | None, gpu: int | None) -> str:
+    """The initiator as one phrase ("rank 3 on node-7, GPU 3") from whichever are known;
+    the editor's panel and the Markdown export show it (the export escapes the host)."""
+    if rank is None and host is None and gpu is None:
+        return "not identified"
+    text = "unknown rank" if rank is None else f"rank {rank}"
+    if host is not None:
+        text += f" on {host}"
+    if gpu is not None:
+        text += f", GPU {gpu}"
+    return text
 
 
 def findings_from_json(diagnosis: Any) -> list[Finding]:

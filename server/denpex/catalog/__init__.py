@@ -42,6 +42,12 @@ def get(entry_id: str) -> Entry:
         raise InputError(f"unknown catalog entry: {entry_id!r} (see `denpex catalog`)") from None
 
 
+def listing() -> list[Entry]:
+    """Every entry grouped by category (related failures sit together), ids sorted within:
+    the order of `denpex catalog` and of the language server's ``denpex/catalogList``."""
+    return sorted(entries().values(), key=lambda e: (e["category"], e["id"]))
+
+
 @dataclass(frozen=True)
 class Command:
     """A verification command filled for one finding."""

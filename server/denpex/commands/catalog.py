@@ -35,8 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(*, as_json: bool) -> None:
-    # Grouped by category so related failures sit together; ids within a category sorted.
-    rows = sorted(catalog.entries().values(), key=lambda e: (e["category"], e["id"]))
+    rows = catalog.listing()
     if as_json:
         summary = [{k: e[k] for k in ("id", "title", "category", "tags")} for e in rows]
         sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")

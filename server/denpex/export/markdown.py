@@ -19,7 +19,7 @@ from denpex import catalog
 from denpex.errors import InputError
 from denpex.export import markup
 from denpex.export.redact import Redactor
-from denpex.finding import Finding, compress_ranks
+from denpex.finding import Finding, compress_ranks, describe_initiator
 
 REDACTED_NOTE = "_Host names, IP addresses, user names and tokens redacted._"
 
@@ -52,17 +52,6 @@ def _log_texts(f: Finding) -> Iterator[str]:
     yield from f.verification
 
 
-def _initiator(f: Finding, host: str | None) -> str:
-    if f.initiating_rank is None and host is None and f.gpu is None:
-        return "not identified"
-    text = "unknown rank" if f.initiating_rank is None else f"rank {f.initiating_rank}"
-    if host is not None:
-        text += f" on {markup.text(host)}"
-    if f.gpu is not None:
-        text += f", GPU {f.gpu}"
-    return text
-
-
 def _prevention(entry_id: str) -> list[str]:
     try:
         return [str(p) for p in catalog.get(entry_id).get("prevention", [])]
@@ -77,7 +66,8 @@ def _finding(f: Finding, clean: Any) -> str:
         f"- **Catalog entry:** {markup.code(f.id)} ({markup.text(f.category)}), "
         f"confidence {round(f.confidence * 100)}%"
     )
-    lines.append(f"- **Initiating:** {_initiator(f, host)}")
+    initiator = describe_initiator(f.initiating_rank, host and markup.text(host), f.gpu)
+    lines.append(f"- **Initiating:** {initiator}")
     collateral = compress_ranks(f.collateral_ranks) if f.collateral_ranks else "none"
     lines.append(f"- **Collateral ranks:** {collateral}")
     if f.suspect_ranks:

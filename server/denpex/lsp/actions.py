@@ -14,7 +14,6 @@ from typing import Any
 from lsprotocol import types
 
 from denpex import catalog
-from denpex.catalog.render import to_markdown
 from denpex.errors import InputError
 from denpex.export import markup
 from denpex.lsp.diagnostics import Mark, who
@@ -135,17 +134,3 @@ def surrounding_block(lines: list[str], first: int, line: int) -> types.Range:
     while bottom + 1 < len(lines) and lines[bottom + 1].strip():
         bottom += 1
     return types.Range(types.Position(first + top, 0), types.Position(first + bottom + 1, 0))
-
-
-def catalog_entry(entry_id: Any) -> dict[str, Any]:
-    """The ``denpex/catalogEntry`` result; InputError for an unknown or malformed id."""
-    if not isinstance(entry_id, str):
-        raise InputError('denpex/catalogEntry needs {"id": <catalog id string>}')
-
-    entry = catalog.get(entry_id)
-    return {
-        "id": entry["id"],
-        "title": entry["title"],
-        "category": entry["category"],
-        "markdown": to_markdown(entry),
-    }

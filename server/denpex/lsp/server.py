@@ -2,8 +2,9 @@
 
 Custom protocol (described in shared-schema/lsp-*.schema.json and docs/language-server.md):
 client → server notifications ``denpex/terminalData``, ``denpex/terminalCommandEnd``,
-``denpex/terminalClosed``; requests ``denpex/catalogEntry``, ``denpex/getStatus``,
-``denpex/diagnosisMarkdown``;
+``denpex/terminalClosed``; requests ``denpex/catalogList``, ``denpex/catalogEntry``
+(catalog_requests.py), ``denpex/diagnoseTerminal`` (terminal_requests.py),
+``denpex/getStatus``, ``denpex/diagnosisMarkdown``;
 ``workspace/executeCommand`` ``denpex.diagnose``. Server → client notifications
 ``denpex/finding``, ``denpex/driftUpdate``, ``denpex/status``.
 """
@@ -34,7 +35,15 @@ from denpex.diagnosis import LogScanner
 from denpex.errors import InputError
 from denpex.export.markdown import diagnosis_markdown, local_names
 from denpex.finding import Finding, diagnosis_json, findings_from_json
-from denpex.lsp import actions, diagnostics, framing, guard, positions
+from denpex.lsp import (
+    actions,
+    catalog_requests,
+    diagnostics,
+    framing,
+    guard,
+    positions,
+    terminal_requests,
+)
 from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
 from denpex.lsp.dumps import (
@@ -54,7 +63,6 @@ log = logging.getLogger(__name__)
 TERMINAL_DATA = "denpex/terminalData"
 TERMINAL_COMMAND_END = "denpex/terminalCommandEnd"
 TERMINAL_CLOSED = "denpex/terminalClosed"
-CATALOG_ENTRY = "denpex/catalogEntry"
 GET_STATUS = "denpex/getStatus"
 DIAGNOSIS_MARKDOWN = "denpex/diagnosisMarkdown"
 FINDING = "denpex/finding"
@@ -553,6 +561,11 @@ class DenpexServer(LanguageServer):
         self._terminal_backlog -= size
 
     async def _report_terminal(self, session: TerminalSession, terminal_id: str | int) -> None:
+        # Output is always buffered (for denpex/diagnoseTerminal); failures are announced
+        # unless the user turned that off, and never from the terminal that verification
+        # commands are typed into (they grep the failure on purpose).
+        if not self.settings.terminal_watch or session.name == actions.TERMINAL_NAME:
+            return
         findings = await self._on_terminal_thread(session.unreported)
         if findings:
             self.protocol.notify(
@@ -734,13 +747,6 @@ def create_server(check_guard: bool = False) -> DenpexServer:
             raise _invalid("denpex.diagnose takes exactly one argument object")
         return await ls.diagnose(args[0])
 
-    @server.feature(CATALOG_ENTRY)
-    def catalog_entry(ls: DenpexServer, params: Any) -> dict[str, Any]:
-        try:
-            return actions.catalog_entry(params.get("id") if isinstance(params, dict) else None)
-        except InputError as exc:
-            raise _invalid(str(exc)) from None
-
     @server.feature(DIAGNOSIS_MARKDOWN)
     async def markdown(ls: DenpexServer, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict) or not isinstance(params.get("redact"), bool):
@@ -769,6 +775,9 @@ def create_server(check_guard: bool = False) -> DenpexServer:
     @server.feature(TERMINAL_CLOSED)
     def terminal_closed(ls: DenpexServer, params: Any) -> None:
         ls.terminal_closed(params)
+
+    catalog_requests.register(server)
+    terminal_requests.register(server)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: DenpexServer, params: Any) -> None:

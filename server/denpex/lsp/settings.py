@@ -20,7 +20,6 @@ DEVICES = ("auto", "cpu", "cuda")
 # Settings the VS Code extension reads itself; the server accepts them silently.
 CLIENT_SIDE = {
     "python.interpreter",
-    "terminal.watch",
     "privacy.redactExports",
     "trace.server",
 }
@@ -35,6 +34,7 @@ class Settings:
     reference: Path | None = None
     noise_reference: Path | None = None
     device: str = "auto"
+    terminal_watch: bool = True
     problems: tuple[str, ...] = field(default=(), compare=False)
 
 
@@ -87,6 +87,12 @@ def _globs(value: Any, _root: Path | None) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _bool(value: Any, _root: Path | None) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("true or false")
+    return value
+
+
 def _device(value: Any, _root: Path | None) -> str:
     if value not in DEVICES:
         raise TypeError(" or ".join(repr(d) for d in DEVICES))
@@ -101,6 +107,7 @@ _FIELDS = {
     "checkpoints.reference": ("reference", _optional_path),
     "checkpoints.noiseReference": ("noise_reference", _optional_path),
     "drift.device": ("device", _device),
+    "terminal.watch": ("terminal_watch", _bool),
 }
 
 

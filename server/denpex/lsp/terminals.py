@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from dataclasses import dataclass
 
 from denpex.diagnosis import LogScanner
 from denpex.finding import Finding
@@ -67,6 +68,16 @@ def _displayed(line: str) -> str:
     return line if cut < 0 else line[cut + 1 :]
 
 
+@dataclass(frozen=True)
+class CommandOutput:
+    """What a terminal's current (or last finished) command printed, as buffered."""
+
+    name: str
+    command_line: str | None  # known once the command has ended
+    lines: list[str]
+    truncated: bool  # earlier lines were dropped to stay within the buffer's bounds
+
+
 class TerminalSession:
     def __init__(self, terminal_id: str, name: str) -> None:
         self.terminal_id = terminal_id
@@ -76,6 +87,7 @@ class TerminalSession:
         self._skipping = False  # inside the rest of a line that was cut at MAX_LINE
         self.lines: deque[str] = deque()
         self._buffered = 0  # characters in self.lines
+        self._dropped = False  # lines of this command fell out of the buffer
         self.command_line: str | None = None
         self._start_command()
 
@@ -95,11 +107,14 @@ class TerminalSession:
         self._buffered += sum(map(len, lines))
         while len(self.lines) > BUFFER_LINES or self._buffered > BUFFER_CHARS:
             self._buffered -= len(self.lines.popleft())
+            self._dropped = True
         self._has_new_lines = True
 
     def _clear(self) -> None:
         self.lines.clear()
         self._buffered = 0
+        self._dropped = False
+        self.command_line = None
 
     def feed(self, data: str) -> None:
         if self._ended:
@@ -141,4 +156,9 @@ class TerminalSession:
 
     def buffered_text(self) -> str:
         """The current (or last finished) command's output, at most BUFFER_LINES lines."""
-        return "\n".join([*self.lines, self._partial] if self._partial else self.lines)
+        return "\n".join(self.output().lines)
+
+    def output(self) -> CommandOutput:
+        """The buffered output of the current (or last finished) command."""
+        lines = [*self.lines, self._partial] if self._partial else list(self.lines)
+        return CommandOutput(self.name, self.command_line, lines, self._dropped)

@@ -49,6 +49,18 @@ export interface Finding {
    */
   verification_runnable?: boolean[];
   /**
+   * The initiating rank, host and GPU as one phrase, ready to show: "rank 3 on node-7, GPU 3", "unknown rank on node-7", "not identified". Added by the producer; readers of older output fall back to the three fields.
+   */
+  initiator?: string;
+  /**
+   * collateral_ranks compressed as operators write rank sets ("0-2,4-5,7"); empty when there are none.
+   */
+  collateral_ranks_text?: string;
+  /**
+   * suspect_ranks compressed the same way; empty when there are none.
+   */
+  suspect_ranks_text?: string;
+  /**
    * How sure the initiating rank is (or, without one, the suspect ranks), and why in one line. Absent or null when the finding names neither.
    */
   attribution?: Attribution | null;

@@ -43,10 +43,10 @@ export interface LspSettings {
   python?: {
     interpreter?: string;
   };
-  /**
-   * Client side (VS Code extension).
-   */
   terminal?: {
+    /**
+     * Send denpex/finding once per failure that appears in terminal output. Output is buffered either way, for denpex/diagnoseTerminal; the terminal named "Denpex verify" is never announced.
+     */
     watch?: boolean;
   };
   /**

@@ -1,0 +1,57 @@
+"""``denpex/diagnoseTerminal``: diagnose a terminal's last command from the server's buffer.
+
+The client forwards raw terminal output (``denpex/terminalData``); the server strips the
+escapes and keeps a bounded tail per terminal (terminals.py). "Diagnose Terminal Output"
+then names the terminal instead of sending its text, so the editor holds no terminal
+buffer and no escape grammar of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from denpex.diagnosis import LogScanner
+from denpex.finding import Finding, diagnosis_json
+from denpex.lsp.terminals import CommandOutput
+
+if TYPE_CHECKING:
+    from denpex.lsp.server import DenpexServer
+
+DIAGNOSE_TERMINAL = "denpex/diagnoseTerminal"
+
+
+def _scan(output: CommandOutput) -> list[Finding]:
+    scanner = LogScanner()
+    scanner.feed_lines(output.name, output.lines, first_line=1)
+    return scanner.findings()
+
+
+async def diagnose_terminal(ls: DenpexServer, params: Any) -> dict[str, Any]:
+    tid = params.get("terminalId") if isinstance(params, dict) else None
+    if isinstance(tid, bool) or not isinstance(tid, (str, int)):
+        raise JsonRpcInvalidParams(f"{DIAGNOSE_TERMINAL} needs {{terminalId: string or number}}")
+    session = ls.terminals.get(str(tid))
+    if session is None:  # no shell integration there, or the server restarted since
+        return {
+            "name": None,
+            "commandLine": None,
+            "lines": 0,
+            "truncated": False,
+            "diagnosis": diagnosis_json([]),
+        }
+    output = await ls._on_terminal_thread(session.output)
+    findings = await asyncio.get_running_loop().run_in_executor(ls.pool, _scan, output)
+    return {
+        "name": output.name,
+        "commandLine": output.command_line,
+        "lines": len(output.lines),
+        "truncated": output.truncated,
+        "diagnosis": diagnosis_json(findings),
+    }
+
+
+def register(server: DenpexServer) -> None:
+    server.feature(DIAGNOSE_TERMINAL)(diagnose_terminal)
