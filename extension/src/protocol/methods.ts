@@ -26,10 +26,19 @@ export const STATUS: typeof g.lspStatus.X_METHOD = "denpex/status";
 export const GET_STATUS = "denpex/getStatus";
 export type StatusParams = g.lspStatus.LspStatus;
 
-/** client → server request: a catalog entry as markdown. */
+/** client → server request: one catalog entry, its lists as data and its page as Markdown. */
 export const CATALOG_ENTRY: typeof g.lspCatalogEntryParams.X_METHOD = "denpex/catalogEntry";
 export type CatalogEntryParams = g.lspCatalogEntryParams.LspCatalogEntryParams;
 export type CatalogEntryResult = g.lspCatalogEntryResult.LspCatalogEntryResult;
+
+/** client → server request (no params): every catalog entry's id, title, category and tags. */
+export const CATALOG_LIST: typeof g.lspCatalogListResult.X_METHOD = "denpex/catalogList";
+export type CatalogListResult = g.lspCatalogListResult.LspCatalogListResult;
+
+/** client → server request: diagnose a terminal's last command from the server's buffer. */
+export const DIAGNOSE_TERMINAL: typeof g.lspDiagnoseTerminalParams.X_METHOD = "denpex/diagnoseTerminal";
+export type DiagnoseTerminalParams = g.lspDiagnoseTerminalParams.LspDiagnoseTerminalParams;
+export type DiagnoseTerminalResult = g.lspDiagnoseTerminalResult.LspDiagnoseTerminalResult;
 
 /** client → server request: a diagnosis as ticket-ready Markdown, redacted on request. */
 export const DIAGNOSIS_MARKDOWN: typeof g.lspDiagnosisMarkdownParams.X_METHOD = "denpex/diagnosisMarkdown";

@@ -26,11 +26,11 @@ export interface LspSettings {
      */
     watch?: string[];
     /**
-     * Reference run directory; without one, the watched directories are checked in replica mode.
+     * Reference run directory; empty (or null): none, and the watched directories are checked in replica mode.
      */
     reference?: string | null;
     /**
-     * A second healthy run that calibrates the noise floor.
+     * A second healthy run that calibrates the noise floor; empty (or null): none.
      */
     noiseReference?: string | null;
   };
@@ -41,6 +41,9 @@ export interface LspSettings {
    * Client side (VS Code extension).
    */
   python?: {
+    /**
+     * Python that runs `denpex serve`; empty: the Python extension's interpreter, else python3 on PATH.
+     */
     interpreter?: string;
   };
   terminal?: {
@@ -53,6 +56,18 @@ export interface LspSettings {
    * Client side (VS Code extension).
    */
   privacy?: {
+    /**
+     * Copy Diagnosis as Markdown asks the server for the redacted export (denpex/diagnosisMarkdown redact).
+     */
     redactExports?: boolean;
+  };
+  /**
+   * Client side (VS Code extension).
+   */
+  trace?: {
+    /**
+     * Trace the JSON-RPC traffic in the client's output channel.
+     */
+    server?: "off" | "messages" | "verbose";
   };
 }
