@@ -3,17 +3,22 @@
 import * as vscode from "vscode";
 import { execFile } from "node:child_process";
 import * as path from "node:path";
-import { cleanTerminalText } from "./core/ansi";
 import type { DiagnosisPanel } from "./diagnosisPanel";
 import type { DriftPanel } from "./driftPanel";
+import { readConfig, updateConfig } from "./config";
 import { findInterpreter } from "./pythonInterpreter";
 import {
   CATALOG_ENTRY,
+  CATALOG_LIST,
+  DIAGNOSE_TERMINAL,
   COPY_TO_CLIPBOARD,
   DIAGNOSIS_MARKDOWN,
   RUN_IN_TERMINAL,
   SHOW_CATALOG_ENTRY,
   type CatalogEntryResult,
+  type CatalogListResult,
+  type DiagnoseTerminalParams,
+  type DiagnoseTerminalResult,
   type CopyToClipboardArgs,
   type DiagnosisMarkdownParams,
   type DiagnosisMarkdownResult,
@@ -25,8 +30,6 @@ import { ServerNotRunningError, type ServerManager } from "./server";
 import type { TerminalWatcher } from "./terminalWatch";
 import { terminalScreenText } from "./terminalWatch";
 import { runInVerifyTerminal } from "./verifyTerminal";
-
-const MAX_DIAGNOSE_CHARS = 32 * 1024 * 1024;
 
 export interface CommandDeps {
   readonly server: ServerManager;
@@ -55,7 +58,8 @@ async function diagnoseEditor(deps: CommandDeps): Promise<void> {
   const selection = editor.selection;
   const range = selection.isEmpty ? new vscode.Range(0, 0, doc.lineCount, 0) : new vscode.Range(selection.start.line, 0, selection.end.line + (selection.end.character > 0 ? 1 : 0), 0);
   const text = doc.getText(range);
-  if (text.length > MAX_DIAGNOSE_CHARS) {
+  // The server's own cap on log documents (denpex.logs.maxSizeMB) bounds what is sent.
+  if (text.length > readConfig().logs.maxSizeMB * 1024 * 1024) {
     void vscode.window.showWarningMessage(`Denpex: this text is too large to diagnose in the editor; run \`denpex diagnose ${doc.uri.fsPath}\` in a terminal.`);
     return;
   }
@@ -105,24 +109,24 @@ async function diagnoseTerminal(deps: CommandDeps): Promise<void> {
     void vscode.window.showInformationMessage("Denpex: no active terminal to diagnose.");
     return;
   }
-  const last = deps.terminals.lastOutput(terminal);
-  let text: string;
-  let origin: string;
-  if (last && last.text.trim() !== "") {
-    text = cleanTerminalText(last.text);
-    origin = `terminal "${terminal.name}": ${last.commandLine || "last command"}${last.truncated ? " (last 512 KB)" : ""}`;
-  } else {
-    // No shell integration in this terminal: take what it shows on screen instead.
-    deps.log.info(`terminal "${terminal.name}" has no shell integration; reading its buffer`);
-    text = cleanTerminalText(await terminalScreenText(terminal));
-    origin = `terminal "${terminal.name}" (visible buffer)`;
-  }
-  if (text.trim() === "") {
-    void vscode.window.showInformationMessage(`Denpex: terminal "${terminal.name}" has no output to diagnose.`);
-    return;
-  }
   try {
-    deps.diagnosisPanel.show(await deps.server.diagnose({ text }), origin);
+    // The server holds the last command's output of every shell-integrated terminal, cleaned
+    // of escapes and bounded; it is asked by id, and says what it diagnosed.
+    const params: DiagnoseTerminalParams = { terminalId: deps.terminals.idOf(terminal) };
+    const held = deps.terminals.isIntegrated(terminal) ? await deps.server.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, params) : undefined;
+    if (held && held.lines > 0) {
+      const what = held.commandLine || "last command";
+      deps.diagnosisPanel.show(held.diagnosis, `terminal "${held.name ?? terminal.name}": ${what}${held.truncated ? ` (last ${held.lines} lines)` : ""}`);
+      return;
+    }
+    // No shell integration in this terminal: take what it shows on screen (plain text).
+    deps.log.info(`terminal "${terminal.name}" has no shell integration; reading its buffer`);
+    const text = await terminalScreenText(terminal);
+    if (text.trim() === "") {
+      void vscode.window.showInformationMessage(`Denpex: terminal "${terminal.name}" has no output to diagnose.`);
+      return;
+    }
+    deps.diagnosisPanel.show(await deps.server.diagnose({ text }), `terminal "${terminal.name}" (visible buffer)`);
   } catch (err) {
     await reportFailure(deps, "Diagnose Terminal Output", err);
   }
@@ -133,21 +137,17 @@ async function pickFolder(title: string): Promise<vscode.Uri | undefined> {
   return picked?.[0];
 }
 
-function settingsTarget(): vscode.ConfigurationTarget {
-  return vscode.workspace.workspaceFolders ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
-}
-
 async function watchCheckpoints(deps: CommandDeps): Promise<void> {
   const dir = await pickFolder("Checkpoint directory to watch for drift");
   if (!dir) return;
-  const config = vscode.workspace.getConfiguration("denpex");
-  const current = config.get<string[]>("checkpoints.watch") ?? [];
-  if (!current.includes(dir.fsPath)) await config.update("checkpoints.watch", [...current, dir.fsPath], settingsTarget());
-  if (!config.get<string>("checkpoints.reference")) {
+  const config = readConfig();
+  const current = config.checkpoints.watch;
+  if (!current.includes(dir.fsPath)) await updateConfig("checkpoints.watch", [...current, dir.fsPath]);
+  if (!config.checkpoints.reference) {
     const ref = await vscode.window.showInformationMessage("Denpex: compare against a reference run? Without one, the directory is checked in replica mode.", "Choose Reference…");
     if (ref) {
       const refDir = await pickFolder("Reference run (healthy checkpoints)");
-      if (refDir) await config.update("checkpoints.reference", refDir.fsPath, settingsTarget());
+      if (refDir) await updateConfig("checkpoints.reference", refDir.fsPath);
     }
   }
   deps.log.info(`watching ${dir.fsPath}`);
@@ -162,9 +162,9 @@ async function compareCheckpoints(deps: CommandDeps): Promise<void> {
   if (!ref) return;
   const found = await findInterpreter(deps.log);
   if (!found.ok) return reportFailure(deps, "Compare Checkpoints", new Error(found.message));
-  const config = vscode.workspace.getConfiguration("denpex");
-  const device = config.get<string>("drift.device", "auto");
-  const noise = config.get<string>("checkpoints.noiseReference");
+  const config = readConfig();
+  const device = config.drift.device;
+  const noise = config.checkpoints.noiseReference;
   const compare = async (dir: string) => {
     const args = ["-m", "denpex", "drift", dir, "--ref", ref.fsPath, "--json", "--device", device, ...(noise ? ["--noise-ref", noise] : [])];
     deps.log.info(`${found.interpreter.command} ${args.join(" ")}`);
@@ -204,25 +204,16 @@ async function showCatalogEntry(deps: CommandDeps, id: string): Promise<void> {
   }
 }
 
-/** The catalog's ids and titles, read from the installed package (no server round trip per entry). */
-function listCatalog(interpreter: string): Promise<{ id: string; title: string; category: string }[]> {
-  const script = "import json,sys\nfrom denpex import catalog\njson.dump([{'id':e['id'],'title':e['title'],'category':e['category']} for e in catalog.entries().values()], sys.stdout)";
-  return new Promise((resolve, reject) =>
-    execFile(interpreter, ["-c", script], { timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(String(stderr).trim().split("\n").pop() || err.message)) : resolve(JSON.parse(String(stdout))))),
-  );
-}
-
 async function showFailureEntry(deps: CommandDeps): Promise<void> {
-  const found = await findInterpreter(deps.log);
-  if (!found.ok) return reportFailure(deps, "Show Failure Entry", new Error(found.message));
-  let entries: { id: string; title: string; category: string }[];
+  let entries: CatalogListResult["entries"];
   try {
-    entries = await listCatalog(found.interpreter.command);
+    entries = (await deps.server.sendRequest<CatalogListResult>(CATALOG_LIST, {})).entries;
   } catch (err) {
     return reportFailure(deps, "Show Failure Entry", err);
   }
+  // Listed in the server's order: by category, ids sorted within (as `denpex catalog`).
   const pick = await vscode.window.showQuickPick(
-    entries.sort((a, b) => a.category.localeCompare(b.category) || a.title.localeCompare(b.title)).map((e) => ({ label: e.title, description: e.id, detail: e.category, id: e.id })),
+    entries.map((e) => ({ label: e.title, description: e.id, detail: e.category, id: e.id })),
     { title: "Denpex failure catalog", matchOnDescription: true, matchOnDetail: true, placeHolder: "Type to filter failures" },
   );
   if (pick) await showCatalogEntry(deps, pick.id);
@@ -234,7 +225,7 @@ export async function copyDiagnosisMarkdown(deps: CommandDeps): Promise<void> {
     void vscode.window.showInformationMessage("Denpex: no diagnosis to copy yet. Run \"Denpex: Diagnose\" first.");
     return;
   }
-  const redactExports = vscode.workspace.getConfiguration("denpex").get<boolean>("privacy.redactExports", true);
+  const redactExports = readConfig().privacy.redactExports;
   // The server renders and redacts (the same text as `denpex diagnose --markdown --redact`).
   const params: DiagnosisMarkdownParams = { diagnosis: shown.diagnosis, redact: redactExports };
   let markdown: string;

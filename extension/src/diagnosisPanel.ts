@@ -2,7 +2,7 @@
 // lines open the log at that line; verification commands run in "Denpex verify" or copy.
 import * as vscode from "vscode";
 import * as path from "node:path";
-import { markdownSectionItems, parseDiagnosisViewMessage, renderDiagnosisHtml } from "./core/diagnosisHtml";
+import { parseDiagnosisViewMessage, renderDiagnosisHtml } from "./core/diagnosisHtml";
 import { CATALOG_ENTRY, type CatalogEntryResult, type DenpexDiagnosis } from "./protocol/methods";
 import type { ServerManager } from "./server";
 import { runInVerifyTerminal } from "./verifyTerminal";
@@ -58,7 +58,7 @@ export class DiagnosisPanel implements vscode.Disposable {
     for (const id of ids) {
       try {
         const entry = await this.server.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, { id });
-        shown.prevention.set(id, markdownSectionItems(entry.markdown, /prevent/i));
+        shown.prevention.set(id, entry.prevention);
       } catch (err) {
         this.log.debug(`no catalog entry for ${id}: ${err instanceof Error ? err.message : String(err)}`);
       }

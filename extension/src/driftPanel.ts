@@ -1,5 +1,6 @@
 // The drift view: latest report per run, redrawn when denpex/driftUpdate arrives.
 import * as vscode from "vscode";
+import { readConfig } from "./config";
 import { DriftStore } from "./core/driftSeries";
 import { renderDriftHtml } from "./core/driftHtml";
 import type { DriftReport } from "./protocol/methods";
@@ -10,7 +11,7 @@ export class DriftPanel implements vscode.Disposable {
   readonly store = new DriftStore();
 
   update(report: DriftReport): void {
-    const noise = vscode.workspace.getConfiguration("denpex").get<string>("checkpoints.noiseReference");
+    const noise = readConfig().checkpoints.noiseReference;
     this.store.update(report, noise || undefined);
     this.render();
   }

@@ -47,7 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const first = pending.diagnosis.findings[0];
     if (!first) return;
     notificationOpen = true;
-    const who = first.initiating_rank !== null ? ` (initiating rank ${first.initiating_rank})` : "";
+    const who = first.initiating_rank !== null && first.initiator ? ` (initiating ${first.initiator})` : "";
     void vscode.window.showWarningMessage(`Denpex: ${first.title}${who} in terminal "${pending.source}".`, "Show Diagnosis").then((choice) => {
       notificationOpen = false;
       if (choice && pending) deps.diagnosisPanel.show(pending.diagnosis, `terminal "${pending.source}"${pending.commandLine ? `: ${pending.commandLine}` : ""}`);

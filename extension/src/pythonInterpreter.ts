@@ -5,6 +5,7 @@ import { execFile } from "node:child_process";
 import { accessSync, constants, statSync, readdirSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { readConfig } from "./config";
 import {
   IMPORT_CHECK_ARGS,
   missingDenpexMessage,
@@ -47,7 +48,7 @@ async function pythonExtensionInterpreter(log: vscode.LogOutputChannel): Promise
 }
 
 export async function findInterpreter(log: vscode.LogOutputChannel): Promise<{ ok: true; interpreter: InterpreterCandidate } | { ok: false; message: string }> {
-  const setting = vscode.workspace.getConfiguration("denpex").get<string>("python.interpreter");
+  const setting = readConfig().python.interpreter;
   const fromExtension = setting?.trim() ? undefined : await pythonExtensionInterpreter(log);
   return resolveInterpreter({
     setting,

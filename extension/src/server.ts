@@ -13,6 +13,7 @@ import {
   type ServerOptions,
 } from "vscode-languageclient/node";
 import { ExecuteCommandRequest } from "vscode-languageclient";
+import { readConfig } from "./config";
 import { CrashPolicy, SerialRunner } from "./core/lifecycle";
 import { SERVE_ARGS } from "./core/interpreter";
 import { checkDenpex, findInterpreter, offerInstall } from "./pythonInterpreter";
@@ -112,7 +113,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private documentSelector(): DocumentSelector {
-    const globs = vscode.workspace.getConfiguration("denpex").get<string[]>("logs.globs") ?? [];
+    const globs = readConfig().logs.globs;
     return [
       { language: "log" },
       ...globs.filter((g) => typeof g === "string" && g.trim() !== "").map((pattern) => ({ scheme: "file", pattern })),
@@ -150,8 +151,7 @@ export class ServerManager implements vscode.Disposable {
       documentSelector: this.documentSelector(),
       outputChannel: this.log,
       synchronize: { configurationSection: "denpex" },
-      // A plain copy: the configuration object carries methods that do not serialise.
-      initializationOptions: { settings: JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("denpex"))) },
+      initializationOptions: { settings: readConfig() },
       initializationFailedHandler: (error) => {
         this.log.error(`server initialization failed: ${error instanceof Error ? error.message : String(error)}`);
         return false;

@@ -1,5 +1,6 @@
 // The "Denpex" status item: server state, local-only mode and what is watched.
 import * as vscode from "vscode";
+import { readConfig } from "./config";
 import type { ServerState } from "./server";
 import type { StatusParams } from "./protocol/methods";
 
@@ -28,8 +29,7 @@ export class StatusItem implements vscode.Disposable {
   }
 
   render(): void {
-    const config = vscode.workspace.getConfiguration("denpex");
-    const terminalWatch = config.get<boolean>("terminal.watch", true);
+    const terminalWatch = readConfig().terminal.watch;
     const watching = this.status?.watching ?? [];
     const icon = this.state === "running" ? (watching.length > 0 ? "$(eye)" : "$(shield)") : this.state === "starting" ? "$(sync~spin)" : "$(error)";
     this.item.text = `${icon} Denpex`;

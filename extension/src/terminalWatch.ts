@@ -1,30 +1,22 @@
-// Terminal watching through shell integration: each command's output is read from its
-// start, kept as a bounded tail for "Diagnose Terminal Output", and (with
-// denpex.terminal.watch) forwarded raw to the server, which sends denpex/finding once per
-// failure. Terminals without shell integration simply produce no events.
+// Terminal watching through shell integration: each command's output is forwarded raw to
+// the server, which strips the escapes, keeps a bounded tail per terminal for "Diagnose
+// Terminal Output" (denpex/diagnoseTerminal) and, as denpex.terminal.watch says, sends
+// denpex/finding once per failure. Terminals without shell integration produce no events.
 import * as vscode from "vscode";
-import { TailBuffer, splitForTransport } from "./core/ansi";
+import { splitForTransport } from "./core/transport";
 import type { ServerManager } from "./server";
-import { VERIFY_TERMINAL } from "./verifyTerminal";
 import { TERMINAL_CLOSED, TERMINAL_COMMAND_END, TERMINAL_DATA, type TerminalCommandEndParams, type TerminalDataParams } from "./protocol/methods";
 
-const TAIL_CHARS = 512 * 1024;
 const MAX_CHUNK = 64 * 1024;
-
-export interface CommandOutput {
-  readonly terminalName: string;
-  readonly commandLine: string;
-  readonly text: string;
-  readonly truncated: boolean;
-}
 
 export class TerminalWatcher implements vscode.Disposable {
   private readonly ids = new WeakMap<vscode.Terminal, string>();
   private nextId = 1;
-  private readonly last = new Map<string, { commandLine: string; buffer: TailBuffer; terminalName: string }>();
+  // The name as a terminal's command starts: VS Code retitles the terminal after whatever
+  // process runs (a finding "in terminal sleep" helps nobody), so later chunks keep this one.
+  private readonly names = new Map<string, string>();
   private readonly reading = new WeakMap<vscode.TerminalShellExecution, Promise<void>>();
   private readonly disposables: vscode.Disposable[] = [];
-  private integrated = 0;
 
   constructor(
     private readonly server: ServerManager,
@@ -44,15 +36,13 @@ export class TerminalWatcher implements vscode.Disposable {
 
   /** Terminals that have reported at least one shell-integrated command. */
   get integratedTerminals(): number {
-    return this.integrated;
+    return this.names.size;
   }
 
-  /**
-   * Whether this terminal's output goes to the server. Not for "Denpex verify": its commands
-   * grep the failure on purpose, and reporting that back as a new failure would be noise.
-   */
-  private forwarding(terminal: vscode.Terminal): boolean {
-    return terminal.name !== VERIFY_TERMINAL && vscode.workspace.getConfiguration("denpex").get<boolean>("terminal.watch", true);
+  /** Whether the server has received this terminal's output (shell integration reported it). */
+  isIntegrated(terminal: vscode.Terminal): boolean {
+    const id = this.ids.get(terminal);
+    return id !== undefined && this.names.has(id);
   }
 
   idOf(terminal: vscode.Terminal): string {
@@ -66,18 +56,13 @@ export class TerminalWatcher implements vscode.Disposable {
 
   private onStart(e: vscode.TerminalShellExecutionStartEvent): void {
     const terminalId = this.idOf(e.terminal);
-    if (!this.last.has(terminalId)) this.integrated++;
-    // The name as the command starts: VS Code retitles the terminal after whatever process runs
-    // (a finding "in terminal sleep" helps nobody), so later chunks keep this one.
-    const entry = { commandLine: e.execution.commandLine.value, buffer: new TailBuffer(TAIL_CHARS), terminalName: e.terminal.name };
-    this.last.set(terminalId, entry);
+    const name = e.terminal.name;
+    this.names.set(terminalId, name);
     const read = (async () => {
       try {
         for await (const data of e.execution.read()) {
-          entry.buffer.push(data);
-          if (!this.forwarding(e.terminal)) continue;
           for (const part of splitForTransport(data, MAX_CHUNK)) {
-            const params: TerminalDataParams = { terminalId, name: entry.terminalName, data: part };
+            const params: TerminalDataParams = { terminalId, name, data: part };
             this.server.sendNotification(TERMINAL_DATA, params);
           }
         }
@@ -93,10 +78,9 @@ export class TerminalWatcher implements vscode.Disposable {
     // The end event can overtake the last chunks; let the reader drain first (bounded wait).
     const read = this.reading.get(e.execution);
     if (read) await Promise.race([read, new Promise((r) => setTimeout(r, 2000))]);
-    if (!this.forwarding(e.terminal)) return;
     const params: TerminalCommandEndParams = {
       terminalId,
-      name: this.last.get(terminalId)?.terminalName ?? e.terminal.name,
+      name: this.names.get(terminalId) ?? e.terminal.name,
       commandLine: e.execution.commandLine.value || null,
       exitCode: e.exitCode ?? null,
     };
@@ -106,15 +90,8 @@ export class TerminalWatcher implements vscode.Disposable {
   private onClose(terminal: vscode.Terminal): void {
     const id = this.ids.get(terminal);
     if (!id) return;
-    this.last.delete(id);
+    this.names.delete(id);
     this.server.sendNotification(TERMINAL_CLOSED, { terminalId: id });
-  }
-
-  /** The last command's output in this terminal, when shell integration reported it. */
-  lastOutput(terminal: vscode.Terminal): CommandOutput | undefined {
-    const entry = this.last.get(this.idOf(terminal));
-    if (!entry) return undefined;
-    return { terminalName: entry.terminalName, commandLine: entry.commandLine, text: entry.buffer.text(), truncated: entry.buffer.truncated };
   }
 
   dispose(): void {

@@ -2,7 +2,6 @@
 // the nonce and CSP source in and wires the posted messages to editor actions.
 import type { DenpexDiagnosis, Finding, Evidence } from "../protocol/methods";
 import { escapeHtml, webviewDocument } from "./escape";
-import { compressRanks, describeInitiator } from "./ranks";
 
 /** Messages the page posts back to the extension. */
 export type DiagnosisViewMessage =
@@ -48,8 +47,10 @@ function list(items: readonly string[]): string {
 }
 
 function findingSection(f: Finding, index: number, prevention: readonly string[] | undefined): string {
-  const collateral = f.collateral_ranks.length > 0 ? compressRanks(f.collateral_ranks) : "none";
-  const suspects = f.suspect_ranks.length > 0 ? `<dt>Suspect ranks</dt><dd>${escapeHtml(compressRanks(f.suspect_ranks))}</dd>` : "";
+  // The server sends the rank sets and the initiator phrased (finding.py), as the CLI and the
+  // Markdown export print them.
+  const collateral = f.collateral_ranks_text || "none";
+  const suspects = f.suspect_ranks_text ? `<dt>Suspect ranks</dt><dd>${escapeHtml(f.suspect_ranks_text)}</dd>` : "";
   const attribution = f.attribution ? `<dt>Attribution</dt><dd class="attribution">${escapeHtml(`${f.attribution.confidence} confidence, ${f.attribution.reason}`)}</dd>` : "";
   const evidence = f.evidence.length > 0 ? `<ol class="evidence">${f.evidence.map(evidenceRow).join("\n")}</ol>` : "<p>No evidence lines.</p>";
   const verification = f.verification.length > 0 ? `<ul class="verification">${f.verification.map((c, i) => verificationRow(c, f.verification_runnable?.[i] === true)).join("\n")}</ul>` : "<p>No verification commands.</p>";
@@ -58,7 +59,7 @@ function findingSection(f: Finding, index: number, prevention: readonly string[]
 <h2>${index === 0 ? "" : "Also: "}${escapeHtml(f.title)}</h2>
 <p class="meta"><span class="badge">${escapeHtml(f.category)}</span> <code>${escapeHtml(f.id)}</code> · confidence ${escapeHtml(Math.round(f.confidence * 100))}%</p>
 <dl>
-<dt>Initiating rank</dt><dd class="initiating">${escapeHtml(describeInitiator(f.initiating_rank, f.host, f.gpu))}</dd>
+<dt>Initiating rank</dt><dd class="initiating">${escapeHtml(f.initiator ?? "")}</dd>
 <dt>Collateral ranks</dt><dd class="collateral">${escapeHtml(collateral)}</dd>
 ${suspects}
 ${attribution}
@@ -145,16 +146,3 @@ export function parseDiagnosisViewMessage(raw: unknown): DiagnosisViewMessage | 
   }
 }
 
-/** Pulls the bullet items under a heading out of the catalog entry's markdown. */
-export function markdownSectionItems(markdown: string, heading: RegExp): string[] {
-  const lines = markdown.split(/\r?\n/);
-  const start = lines.findIndex((l) => /^#{1,6}\s/.test(l) && heading.test(l));
-  if (start < 0) return [];
-  const items: string[] = [];
-  for (const line of lines.slice(start + 1)) {
-    if (/^#{1,6}\s/.test(line)) break;
-    const m = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
-    if (m) items.push(m[1].trim());
-  }
-  return items;
-}

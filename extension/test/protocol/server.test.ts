@@ -17,7 +17,9 @@ import {
 } from "vscode-languageserver-protocol/node";
 import {
   CATALOG_ENTRY,
+  CATALOG_LIST,
   DIAGNOSE_COMMAND,
+  DIAGNOSE_TERMINAL,
   DIAGNOSIS_MARKDOWN,
   FINDING,
   GET_STATUS,
@@ -28,6 +30,9 @@ import {
   TERMINAL_COMMAND_END,
   TERMINAL_DATA,
   type CatalogEntryResult,
+  type CatalogListResult,
+  type DiagnoseTerminalParams,
+  type DiagnoseTerminalResult,
   type DenpexDiagnosis,
   type DiagnoseArgs,
   type DiagnosisMarkdownParams,
@@ -126,6 +131,9 @@ test("denpex.diagnose on a selection returns a schema-valid diagnosis with the i
   assert.equal(first.initiating_rank, 3);
   assert.equal(first.gpu, 3);
   assert.deepEqual(first.collateral_ranks, [0, 1, 2, 4, 5, 6, 7]);
+  // Ready to show: the panel renders these as sent.
+  assert.equal(first.collateral_ranks_text, "0-2,4-7");
+  assert.match(first.initiator ?? "", /^rank 3\b.*GPU 3$/);
   const initiating = first.evidence.find((e) => e.role === "initiating")!;
   assert.equal(initiating.line, OOM_LINE + 1, "evidence lines are 1-based lines of the document, not of the selection");
 });
@@ -159,14 +167,30 @@ test("terminal chunks split mid-line and mid-escape produce exactly one denpex/f
   await new Promise((r) => setTimeout(r, 1500));
   const all = session.notifications.filter((n) => n.method === FINDING && String((n.params as FindingParams).terminalId) === terminalId);
   assert.equal(all.length, 1, "one notification per failure, not per chunk");
+
+  // "Diagnose Terminal Output" names the terminal; the server diagnoses what it buffered.
+  const params: DiagnoseTerminalParams = { terminalId };
+  const held = await session.connection.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, params);
+  assertSchema("lsp-diagnose-terminal-result.schema.json", held);
+  assert.equal(held.name, "bash");
+  assert.equal(held.commandLine, "torchrun --nproc-per-node 8 train.py");
+  assert.equal(held.lines, 14);
+  assert.equal(held.diagnosis.findings[0].id, "cuda-oom");
+  assert.ok(held.diagnosis.findings[0].evidence.every((e) => !e.text.includes("\u001b")));
+  const unknown = await session.connection.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, { terminalId: "never-seen" });
+  assert.equal(unknown.lines, 0);
 });
 
-test("denpex/catalogEntry returns the entry as markdown; an unknown id is InvalidParams", async () => {
+test("denpex/catalogEntry returns the entry's lists and its markdown, denpex/catalogList every entry; an unknown id is InvalidParams", async () => {
   await ready;
   const entry = await session.connection.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, { id: "cuda-oom" });
   assertSchema("lsp-catalog-entry-result.schema.json", entry);
   assert.equal(entry.id, "cuda-oom");
   assert.match(entry.markdown, /#/);
+  assert.ok(entry.prevention.length > 0 && entry.prevention.every((p) => entry.markdown.includes(p)), "prevention steps as data");
+  const list = await session.connection.sendRequest<CatalogListResult>(CATALOG_LIST, {});
+  assertSchema("lsp-catalog-list-result.schema.json", list);
+  assert.ok(list.entries.some((e) => e.id === "cuda-oom" && e.title === entry.title));
   await assert.rejects(session.connection.sendRequest(CATALOG_ENTRY, { id: "no-such-entry" }), (e: { code?: number }) => e.code === -32602);
 });
 

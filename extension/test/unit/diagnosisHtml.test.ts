@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { renderDiagnosisHtml, parseDiagnosisViewMessage, markdownSectionItems } from "../../src/core/diagnosisHtml";
+import { renderDiagnosisHtml, parseDiagnosisViewMessage } from "../../src/core/diagnosisHtml";
 import { escapeHtml, contentSecurityPolicy } from "../../src/core/escape";
 import { sampleDiagnosis } from "./fixtures";
 
@@ -25,10 +25,11 @@ test("the CSP forbids everything but nonce'd inline code and webview-local resou
   assert.doesNotMatch(html, /\b(?:src|href)="https?:/, "no remote resources");
 });
 
-test("the view shows initiating rank with host and GPU, compressed collateral ranks, root cause and fix", () => {
+test("the view shows the server's initiator phrase and rank sets as sent, root cause and fix", () => {
   const html = render();
   assert.match(html, /<dd class="initiating">rank 3 on gpu-node-07\.cluster\.internal, GPU 3<\/dd>/);
-  assert.match(html, /<dd class="collateral">0-2, 4-7<\/dd>/);
+  assert.match(html, /<dd class="collateral">0-2,4-7<\/dd>/);
+  assert.doesNotMatch(html, /Suspect ranks/);
   assert.match(html, /Reduce the micro-batch size/);
   assert.match(html, /CUDA out of memory/);
 });
@@ -81,10 +82,13 @@ test("escapeHtml covers quotes and backticks; the CSP lists the webview source",
   assert.match(contentSecurityPolicy("n", "vscode-resource:"), /style-src vscode-resource: 'nonce-n'/);
 });
 
-test("prevention bullets are read from the catalog entry's markdown section", () => {
-  const md = "# CUDA OOM\n\n## Fix\n- smaller batch\n\n## Prevention\n\n- profile memory\n* keep headroom\n1. alert on usage\n\n## Verification\n- nvidia-smi\n";
-  assert.deepEqual(markdownSectionItems(md, /prevention/i), ["profile memory", "keep headroom", "alert on usage"]);
-  assert.deepEqual(markdownSectionItems(md, /nothing/i), []);
+test("suspect ranks and a collateral-free finding read as the server phrased them", () => {
+  const diagnosis = sampleDiagnosis();
+  Object.assign(diagnosis.findings[0]!, { initiator: "not identified", collateral_ranks_text: "", suspect_ranks_text: "2-3,9" });
+  const html = renderDiagnosisHtml({ diagnosis, origin: "x" }, NONCE, "src");
+  assert.match(html, /<dd class="initiating">not identified<\/dd>/);
+  assert.match(html, /<dd class="collateral">none<\/dd>/);
+  assert.match(html, /<dt>Suspect ranks<\/dt><dd>2-3,9<\/dd>/);
 });
 
 test("the evidence list opens with the initiating line and keeps the engine's order after it", () => {

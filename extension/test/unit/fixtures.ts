@@ -24,6 +24,10 @@ export function sampleDiagnosis(): DenpexDiagnosis {
         verification: ["nvidia-smi -q -d MEMORY -i 3", "echo \"$HF_TOKEN\" && grep -n 'OutOfMemory' job.log"],
         related: ["nccl-timeout"],
         verification_runnable: [true, true],
+        // The phrases finding.py adds (describe_initiator, compress_ranks).
+        initiator: "rank 3 on gpu-node-07.cluster.internal, GPU 3",
+        collateral_ranks_text: "0-2,4-7",
+        suspect_ranks_text: "",
       },
     ],
   };
