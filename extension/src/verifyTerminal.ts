@@ -1,7 +1,6 @@
 // Verification commands are typed into one reused terminal named "Denpex verify".
 import * as vscode from "vscode";
-
-export const VERIFY_TERMINAL = "Denpex verify";
+import { VERIFY_TERMINAL } from "./protocol/methods";
 
 // A line break or control character typed into a terminal acts as a key press (Enter, ^C).
 // eslint-disable-next-line no-control-regex

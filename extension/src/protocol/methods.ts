@@ -52,6 +52,8 @@ export type DiagnoseArgs = g.lspDiagnoseParams.LspDiagnoseParams;
 /** Client-side commands the server's code actions carry (lsp-client-commands.schema.json). */
 export const RUN_IN_TERMINAL = "denpex.runInTerminal";
 export type RunInTerminalArgs = g.lspClientCommands.DenpexRunInTerminal;
+/** The terminal verification commands are typed into; the schema fixes its name. */
+export const VERIFY_TERMINAL: RunInTerminalArgs["name"] = "Denpex verify";
 export const COPY_TO_CLIPBOARD = "denpex.copyToClipboard";
 export type CopyToClipboardArgs = g.lspClientCommands.DenpexCopyToClipboard;
 export const SHOW_CATALOG_ENTRY = "denpex.showCatalogEntry";

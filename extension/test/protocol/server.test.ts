@@ -29,6 +29,7 @@ import {
   STATUS,
   TERMINAL_COMMAND_END,
   TERMINAL_DATA,
+  VERIFY_TERMINAL,
   type CatalogEntryResult,
   type CatalogListResult,
   type DiagnoseTerminalParams,
@@ -102,7 +103,7 @@ test("hover on the initiating line explains the failure; code actions carry the 
   const run = actions.find((a) => a.command?.command === RUN_IN_TERMINAL)!;
   const arg = run.command!.arguments![0] as { command: string; name: string };
   assertSchema("lsp-client-commands.schema.json#/$defs/denpex.runInTerminal", arg);
-  assert.equal(arg.name, "Denpex verify");
+  assert.equal(arg.name, VERIFY_TERMINAL);
   assert.ok(arg.command.length > 0);
 });
 

@@ -22,7 +22,7 @@ RUN_IN_TERMINAL = "denpex.runInTerminal"
 COPY_TO_CLIPBOARD = "denpex.copyToClipboard"
 SHOW_CATALOG_ENTRY = "denpex.showCatalogEntry"
 DIAGNOSE = "denpex.diagnose"
-TERMINAL_NAME = "Denpex verify"
+TERMINAL_NAME = "Denpex verify"  # fixed by lsp-client-commands.schema.json
 BLOCK_REACH = 200  # lines searched on each side for the edges of a block
 
 

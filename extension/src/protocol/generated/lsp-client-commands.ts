@@ -16,9 +16,9 @@ export interface DenpexRunInTerminal {
    */
   command: string;
   /**
-   * The terminal to use ("Denpex verify").
+   * The terminal to use. The server never announces failures printed in a terminal of this name: verification commands grep the failure on purpose.
    */
-  name: string;
+  name: "Denpex verify";
 }
 /**
  * This interface was referenced by `LspClientCommands`'s JSON-Schema
