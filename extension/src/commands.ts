@@ -15,13 +15,10 @@ import {
   DIAGNOSIS_MARKDOWN,
   RUN_IN_TERMINAL,
   SHOW_CATALOG_ENTRY,
-  type CatalogEntryResult,
   type CatalogListResult,
   type DiagnoseTerminalParams,
-  type DiagnoseTerminalResult,
   type CopyToClipboardArgs,
   type DiagnosisMarkdownParams,
-  type DiagnosisMarkdownResult,
   type DriftReport,
   type RunInTerminalArgs,
   type ShowCatalogEntryArgs,
@@ -113,7 +110,7 @@ async function diagnoseTerminal(deps: CommandDeps): Promise<void> {
     // The server holds the last command's output of every shell-integrated terminal, cleaned
     // of escapes and bounded; it is asked by id, and says what it diagnosed.
     const params: DiagnoseTerminalParams = { terminalId: deps.terminals.idOf(terminal) };
-    const held = deps.terminals.isIntegrated(terminal) ? await deps.server.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, params) : undefined;
+    const held = deps.terminals.isIntegrated(terminal) ? await deps.server.sendRequest(DIAGNOSE_TERMINAL, params) : undefined;
     if (held && held.lines > 0) {
       const what = held.commandLine || "last command";
       deps.diagnosisPanel.show(held.diagnosis, `terminal "${held.name ?? terminal.name}": ${what}${held.truncated ? ` (last ${held.lines} lines)` : ""}`);
@@ -196,7 +193,7 @@ async function compareCheckpoints(deps: CommandDeps): Promise<void> {
 
 async function showCatalogEntry(deps: CommandDeps, id: string): Promise<void> {
   try {
-    const entry = await deps.server.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, { id });
+    const entry = await deps.server.sendRequest(CATALOG_ENTRY, { id });
     const doc = await vscode.workspace.openTextDocument({ content: entry.markdown, language: "markdown" });
     await vscode.commands.executeCommand("markdown.showPreview", doc.uri);
   } catch (err) {
@@ -207,7 +204,7 @@ async function showCatalogEntry(deps: CommandDeps, id: string): Promise<void> {
 async function showFailureEntry(deps: CommandDeps): Promise<void> {
   let entries: CatalogListResult["entries"];
   try {
-    entries = (await deps.server.sendRequest<CatalogListResult>(CATALOG_LIST, {})).entries;
+    entries = (await deps.server.sendRequest(CATALOG_LIST, {})).entries;
   } catch (err) {
     return reportFailure(deps, "Show Failure Entry", err);
   }
@@ -230,7 +227,7 @@ export async function copyDiagnosisMarkdown(deps: CommandDeps): Promise<void> {
   const params: DiagnosisMarkdownParams = { diagnosis: shown.diagnosis, redact: redactExports };
   let markdown: string;
   try {
-    markdown = (await deps.server.sendRequest<DiagnosisMarkdownResult>(DIAGNOSIS_MARKDOWN, params)).markdown;
+    markdown = (await deps.server.sendRequest(DIAGNOSIS_MARKDOWN, params)).markdown;
   } catch (err) {
     return reportFailure(deps, "Copy Diagnosis as Markdown", err);
   }

@@ -3,7 +3,7 @@
 import * as vscode from "vscode";
 import * as path from "node:path";
 import { parseDiagnosisViewMessage, renderDiagnosisHtml } from "./core/diagnosisHtml";
-import { CATALOG_ENTRY, type CatalogEntryResult, type DenpexDiagnosis } from "./protocol/methods";
+import { CATALOG_ENTRY, type DenpexDiagnosis } from "./protocol/methods";
 import type { ServerManager } from "./server";
 import { runInVerifyTerminal } from "./verifyTerminal";
 import { nonce } from "./webviewNonce";
@@ -57,7 +57,7 @@ export class DiagnosisPanel implements vscode.Disposable {
     const ids = [...new Set(shown.diagnosis.findings.map((f) => f.id))];
     for (const id of ids) {
       try {
-        const entry = await this.server.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, { id });
+        const entry = await this.server.sendRequest(CATALOG_ENTRY, { id });
         shown.prevention.set(id, entry.prevention);
       } catch (err) {
         this.log.debug(`no catalog entry for ${id}: ${err instanceof Error ? err.message : String(err)}`);

@@ -5,7 +5,7 @@ import { copyDiagnosisMarkdown, registerCommands, type CommandDeps } from "./com
 import { needsRestart } from "./core/lifecycle";
 import { DiagnosisPanel } from "./diagnosisPanel";
 import { DriftPanel } from "./driftPanel";
-import { DRIFT_UPDATE, FINDING, STATUS, type DriftUpdateParams, type FindingParams, type StatusParams } from "./protocol/methods";
+import { DRIFT_UPDATE, FINDING, STATUS, type FindingParams } from "./protocol/methods";
 import { ServerManager } from "./server";
 import { StatusItem } from "./statusBar";
 import { TerminalWatcher } from "./terminalWatch";
@@ -34,15 +34,15 @@ export function activate(context: vscode.ExtensionContext): void {
     const uri = args?.uri ? vscode.Uri.parse(args.uri) : undefined;
     deps.diagnosisPanel.show(diagnosis, uri ? `${vscode.workspace.asRelativePath(uri)} (surrounding block)` : "code action", uri);
   };
-  server.onNotification(STATUS, (params) => status.setStatus(params as StatusParams));
-  server.onNotification(DRIFT_UPDATE, (params) => driftPanel.update((params as DriftUpdateParams).report));
+  server.onNotification(STATUS, (params) => status.setStatus(params));
+  server.onNotification(DRIFT_UPDATE, (params) => driftPanel.update(params.report));
 
   // One notification at a time: a burst of findings updates what "Show Diagnosis" opens
   // instead of stacking pop-ups.
   let pending: FindingParams | undefined;
   let notificationOpen = false;
   server.onNotification(FINDING, (params) => {
-    pending = params as FindingParams;
+    pending = params;
     if (notificationOpen) return;
     const first = pending.diagnosis.findings[0];
     if (!first) return;

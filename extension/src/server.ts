@@ -17,7 +17,7 @@ import { readConfig } from "./config";
 import { CrashPolicy, SerialRunner } from "./core/lifecycle";
 import { SERVE_ARGS } from "./core/interpreter";
 import { checkDenpex, findInterpreter, offerInstall } from "./pythonInterpreter";
-import { DIAGNOSE_COMMAND, type DenpexDiagnosis, type DiagnoseArgs } from "./protocol/methods";
+import { DIAGNOSE_COMMAND, type ClientNotifications, type DenpexDiagnosis, type DiagnoseArgs, type Requests, type ServerNotifications } from "./protocol/methods";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
 
@@ -74,9 +74,11 @@ export class ServerManager implements vscode.Disposable {
   }
 
   /** Registers a server → client notification handler that survives restarts. */
-  onNotification(method: string, handler: Handler): void {
-    this.handlers.push({ method, handler });
-    this.client?.onNotification(method, handler);
+  onNotification<M extends keyof ServerNotifications>(method: M, handler: (params: ServerNotifications[M]) => void): void {
+    // The registry holds handlers of every method; each is called with its own method's params.
+    const untyped = handler as Handler;
+    this.handlers.push({ method, handler: untyped });
+    this.client?.onNotification(method, untyped);
   }
 
   private runningClient(): LanguageClient {
@@ -84,12 +86,12 @@ export class ServerManager implements vscode.Disposable {
     return this.client;
   }
 
-  async sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> {
-    return this.runningClient().sendRequest<R>(method, params, token);
+  async sendRequest<M extends keyof Requests>(method: M, params: Requests[M][0], token?: vscode.CancellationToken): Promise<Requests[M][1]> {
+    return this.runningClient().sendRequest<Requests[M][1]>(method, params, token);
   }
 
   /** Notifications are dropped silently while the server is down (terminal data, for one). */
-  sendNotification(method: string, params: unknown): void {
+  sendNotification<M extends keyof ClientNotifications>(method: M, params: ClientNotifications[M]): void {
     if (this.client && this._state === "running") void this.client.sendNotification(method, params).catch((e) => this.log.warn(`${method}: ${String(e)}`));
   }
 

@@ -63,3 +63,26 @@ export type ShowCatalogEntryArgs = g.lspClientCommands.DenpexShowCatalogEntry;
 export const DRIFT_UPDATE: typeof g.lspDriftUpdate.X_METHOD = "denpex/driftUpdate";
 export type DriftUpdateParams = g.lspDriftUpdate.LspDriftUpdate;
 export type DriftReport = g.driftReport.DriftReport;
+
+/** Each client → server request with its params and result, so calls need no casts. */
+export interface Requests {
+  [CATALOG_LIST]: [Record<string, never>, CatalogListResult];
+  [CATALOG_ENTRY]: [CatalogEntryParams, CatalogEntryResult];
+  [DIAGNOSE_TERMINAL]: [DiagnoseTerminalParams, DiagnoseTerminalResult];
+  [DIAGNOSIS_MARKDOWN]: [DiagnosisMarkdownParams, DiagnosisMarkdownResult];
+  [GET_STATUS]: [Record<string, never>, StatusParams];
+}
+
+/** Each client → server notification with its params. */
+export interface ClientNotifications {
+  [TERMINAL_DATA]: TerminalDataParams;
+  [TERMINAL_COMMAND_END]: TerminalCommandEndParams;
+  [TERMINAL_CLOSED]: TerminalClosedParams;
+}
+
+/** Each server → client notification with its params. */
+export interface ServerNotifications {
+  [FINDING]: FindingParams;
+  [STATUS]: StatusParams;
+  [DRIFT_UPDATE]: DriftUpdateParams;
+}
