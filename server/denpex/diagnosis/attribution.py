@@ -16,44 +16,19 @@ Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split and the f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-
-from denpex import catalog
 from denpex.diagnosis import launchers
+from denpex.diagnosis.compose import Entry, compose, earliest, fact_str
 from denpex.diagnosis.context import Topology
 from denpex.diagnosis.matcher import CompiledCatalog
 from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.store import Hit, SignalRecord
-from denpex.finding import Attribution, Evidence, Finding, Role, compress_ranks
+from denpex.finding import Attribution, Finding
 
-_ROLE_ORDER: dict[str, int] = {"initiating": 0, "collateral": 1, "context": 2}
 INCIDENT_SECONDS = 120.0
 INCIDENT_LINES = 200
 CASCADE_SECONDS = 3600.0
-EVIDENCE_LIMIT = 12
 # Entries whose reports mean "the collectives hung": a SIGABRT after them is the watchdog's.
 _HANG_ENTRIES = frozenset({"nccl-timeout"})
-
-
-@dataclass
-class _Entry:
-    id: str
-    records: list[SignalRecord]
-    initiating: list[SignalRecord] = field(default_factory=list)
-
-    @property
-    def first_initiating(self) -> Hit | None:
-        hits = [r.first for r in self.initiating if r.first is not None]
-        return _earliest(hits)
-
-    @property
-    def weight(self) -> float:
-        return max(r.signal.weight for r in (self.initiating or self.records))
-
-    @property
-    def ranks(self) -> set[int]:
-        return set().union(*(r.ranks for r in self.records))
 
 
 def build_findings(
@@ -65,7 +40,7 @@ def build_findings(
     initiating = [e for e in fired if e.initiating]
     if not initiating:
         return [_collateral_only(cat, fired, topo)]
-    root_hit = _earliest([e.first_initiating for e in initiating if e.first_initiating])
+    root_hit = earliest([e.first_initiating for e in initiating if e.first_initiating])
     assert root_hit is not None
     # A dead GPU is never caused by the network errors of its peers, while the reverse is
     # the rule; and kernel and job logs rarely share a clock. So a hardware fault close to
@@ -77,7 +52,7 @@ def build_findings(
         and e.first_initiating is not None
         and _close(e.first_initiating, root_hit)
     ]
-    root_hit = _earliest(hardware) or root_hit
+    root_hit = earliest(hardware) or root_hit
     root_rank, suspects, why = _subjects(root_hit, topo)
     # A table row's rank is not trusted as the culprit, but it still groups the incident.
     incident_rank = root_rank if root_rank is not None else root_hit.rank
@@ -88,8 +63,8 @@ def build_findings(
     summary: launchers.Attribution | None = None
     if root_rank is None and not suspects:
         root_rank, suspects, why, summary = _beyond_the_line(cat, root, fired, topo)
-    folded: list[_Entry] = []
-    separate: list[_Entry] = []
+    folded: list[Entry] = []
+    separate: list[Entry] = []
     for entry in fired:
         if entry is root:
             continue
@@ -105,17 +80,17 @@ def build_findings(
         else:
             separate.append(entry)
     root_first = root.first_initiating if root.first_initiating else root_hit
-    findings = [_finding(cat, root, root_first, root_rank, suspects, folded, topo, why, summary)]
+    findings = [compose(cat, root, root_first, root_rank, suspects, folded, topo, why, summary)]
     separate.sort(key=lambda e: e.first_initiating.seq if e.first_initiating else 0)
     for entry in separate:
         hit = entry.first_initiating
         assert hit is not None
         rank, extra, why = _subjects(hit, topo)
-        findings.append(_finding(cat, entry, hit, rank, extra, [], topo, why))
+        findings.append(compose(cat, entry, hit, rank, extra, [], topo, why))
     return findings
 
 
-def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> list[_Entry]:
+def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> list[Entry]:
     by_entry: dict[str, list[SignalRecord]] = {}
     for record in records.values():
         if record.count < record.signal.min_count:
@@ -127,7 +102,7 @@ def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> li
             continue
         if not _conditions_hold(cat.conditions.get(entry_id, []), recs):
             continue
-        e = _Entry(entry_id, recs)
+        e = Entry(entry_id, recs)
         e.initiating = [r for r in recs if r.signal.role == "initiating" and r.first]
         out.append(e)
     # A signal that is fallout when another entry fired (a SIGABRT after watchdog timeouts is
@@ -161,14 +136,6 @@ def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecor
     return True
 
 
-def _earliest(hits: Sequence[Hit | None]) -> Hit | None:
-    best: Hit | None = None
-    for hit in hits:
-        if hit is not None and (best is None or hit.before(best)):
-            best = hit
-    return best
-
-
 def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribution | None]:
     """(the rank a hit accuses, suspects, why): a desync report names the culprits, not its
     writer."""
@@ -186,7 +153,7 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribut
         return None, [], None  # a failure table's row: weighed with the launchers' summaries
     rank = None
     if "bus" in hit.facts:
-        _gpu, rank = topo.resolve_bus(_fact_str(hit.facts, "host"), str(hit.facts["bus"]))
+        _gpu, rank = topo.resolve_bus(fact_str(hit.facts, "host"), str(hit.facts["bus"]))
         if rank is not None:
             why = f"the failing GPU's PCI bus is this rank's in the NCCL init lines ({where})"
             return rank, [], Attribution("medium", why)
@@ -199,7 +166,7 @@ def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribut
 
 
 def _beyond_the_line(
-    cat: CompiledCatalog, root: _Entry, fired: list[_Entry], topo: Topology
+    cat: CompiledCatalog, root: Entry, fired: list[Entry], topo: Topology
 ) -> tuple[int | None, list[int], Attribution | None, launchers.Attribution | None]:
     """The first failure line names no rank: the same error on one rank's own line, else what
     the launchers' summaries say (weaker: see launchers.py for their traps)."""
@@ -221,12 +188,12 @@ def _beyond_the_line(
     return None, [], None, None
 
 
-def _hung(fired: list[_Entry]) -> bool:
+def _hung(fired: list[Entry]) -> bool:
     return any(e.id in _HANG_ENTRIES for e in fired)
 
 
 def _launcher_call(
-    cat: CompiledCatalog, fired: list[_Entry], topo: Topology
+    cat: CompiledCatalog, fired: list[Entry], topo: Topology
 ) -> launchers.Attribution:
     hosts = set(topo.rank_host.values())
     return launchers.attribute(
@@ -237,16 +204,6 @@ def _launcher_call(
         hosts=len(hosts),
         closing_pids=frozenset(topo.closing_pids),
     )
-
-
-def _fact_str(facts: dict[str, object], key: str) -> str | None:
-    value = facts.get(key)
-    return value if isinstance(value, str) else None
-
-
-def _fact_int(facts: dict[str, object], key: str) -> int | None:
-    value = facts.get(key)
-    return value if isinstance(value, int) else None
 
 
 def _close(a: Hit, b: Hit) -> bool:
@@ -264,7 +221,7 @@ def _within_cascade(hit: Hit | None, root_hit: Hit) -> bool:
     return -INCIDENT_SECONDS <= hit.ts - root_hit.ts <= CASCADE_SECONDS
 
 
-def _same_incident(entry: _Entry, root_hit: Hit, root_rank: int | None) -> bool:
+def _same_incident(entry: Entry, root_hit: Hit, root_rank: int | None) -> bool:
     """Does ``entry`` have an initiating hit on the root's rank, close to the root hit?"""
     for record in entry.initiating:
         candidates = (
@@ -283,29 +240,7 @@ def _same_incident(entry: _Entry, root_hit: Hit, root_rank: int | None) -> bool:
     return False
 
 
-def _place(rank: int | None, hit: Hit, topo: Topology) -> tuple[str | None, int | None, int | None]:
-    """(host, gpu, pid) of the initiating rank, from the line itself, then the topology."""
-    facts = hit.facts
-    host = _fact_str(facts, "host")
-    gpu = _fact_int(facts, "gpu")
-    pid = _fact_int(facts, "pid")
-    groups = hit.groups
-    if host is None and groups.get("host"):
-        host = groups["host"]
-    if gpu is None:
-        gpu = to_int(groups.get("gpu"))
-    if pid is None:
-        pid = to_int(groups.get("pid"))
-    if "bus" in facts and gpu is None:
-        gpu, _ = topo.resolve_bus(host, str(facts["bus"]))
-    if rank is not None:
-        host = host or topo.rank_host.get(rank)
-        gpu = gpu if gpu is not None else topo.rank_gpu.get(rank)
-        pid = pid if pid is not None else topo.rank_pid.get(rank)
-    return host, gpu, pid
-
-
-def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) -> Finding:
+def _collateral_only(cat: CompiledCatalog, fired: list[Entry], topo: Topology) -> Finding:
     main = max(fired, key=lambda e: (e.weight, sum(r.count for r in e.records)))
     others = [e for e in fired if e is not main]
     reporting = set().union(*(e.ranks for e in fired))
@@ -344,148 +279,6 @@ def _collateral_only(cat: CompiledCatalog, fired: list[_Entry], topo: Topology) 
             if named - reporting:
                 suspects.update(named - reporting)
                 why = Attribution("low", call.reason)
-    first = _earliest([r.first for e in fired for r in e.records])
+    first = earliest([r.first for e in fired for r in e.records])
     assert first is not None
-    return _finding(cat, main, first, rank, sorted(suspects), others, topo, why, summary)
-
-
-def _finding(
-    cat: CompiledCatalog,
-    entry: _Entry,
-    first: Hit,
-    rank: int | None,
-    suspects: list[int],
-    folded: list[_Entry],
-    topo: Topology,
-    why: Attribution | None,
-    summary: launchers.Attribution | None = None,
-) -> Finding:
-    """``summary``: the launchers' call that named ``rank``; its line (the only one that shows
-    the failure when the rank died silently) is shown as the initiating evidence, and the
-    workers the launcher tore down after it are collateral."""
-    spec = cat.entries[entry.id]
-    host, gpu, pid = _place(rank, first, topo)
-    all_ranks = entry.ranks.union(*(e.ranks for e in folded))
-    all_ranks |= set(summary.teardown) if summary is not None else set()
-    collateral = (
-        sorted(all_ranks - {rank} - set(suspects))
-        if rank is not None
-        else sorted(all_ranks - set(suspects))
-    )
-    evidence = _evidence(entry, folded, rank, first)
-    for ev in evidence:
-        if summary is not None and summary.line == (ev.source, ev.line):
-            ev.role = "initiating"
-    values: dict[str, object] = {
-        "rank": rank,
-        "host": host,
-        "gpu": gpu,
-        "pid": pid,
-        "log": first.source,
-        "step": first.groups.get("step"),
-    }
-    if rank is None and len(suspects) == 1:
-        values["rank"] = suspects[0]
-    commands = catalog.verification_commands(spec, values)
-    return Finding(
-        id=entry.id,
-        title=spec["title"],
-        category=spec["category"],
-        confidence=_confidence(entry, rank, suspects, folded),
-        initiating_rank=rank,
-        collateral_ranks=collateral,
-        suspect_ranks=sorted(suspects),
-        host=host,
-        gpu=gpu,
-        evidence=evidence,
-        root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects, why),
-        fix="\n".join(f"{i}. {step}" for i, step in enumerate(spec["fix"], 1)),
-        verification=[c.text for c in commands],
-        related=list(spec.get("related", [])),
-        verification_runnable=[c.runnable for c in commands],
-        attribution=why,
-    )
-
-
-def _confidence(
-    entry: _Entry, rank: int | None, suspects: list[int], folded: list[_Entry]
-) -> float:
-    if entry.initiating:
-        score = 0.45 + 0.4 * entry.weight + (0.1 if rank is not None else 0.0)
-        score += 0.05 if folded else 0.0
-    else:
-        score = 0.25 + 0.3 * entry.weight + (0.1 if suspects else 0.0)
-    return round(min(score, 0.98), 2)
-
-
-def _evidence(entry: _Entry, folded: list[_Entry], rank: int | None, first: Hit) -> list[Evidence]:
-    """The first line, a few lines per distinct message of the entry, one per message of the
-    folded entries (their own context lines left out), at most EVIDENCE_LIMIT lines, each
-    source line once; initiating lines first to keep, shown initiating first, then in time order."""
-    picked: list[tuple[Hit, Role]] = [(first, first.signal.role)]
-    seen = {(first.source, first.line)}
-
-    def take(record: SignalRecord, role: Role, per_message: int) -> None:
-        for group in record.messages.values():
-            for hit in group.examples[:per_message]:
-                if (hit.source, hit.line) not in seen:
-                    seen.add((hit.source, hit.line))
-                    picked.append((hit, role))
-
-    for record in sorted(entry.records, key=lambda r: _ROLE_ORDER[r.signal.role]):
-        take(record, record.signal.role, 2)
-    for other in folded:
-        for record in other.records:
-            if record.signal.role == "context":
-                continue
-            role: Role = "collateral"
-            if record.signal.role == "initiating" and rank is not None and record.ranks == {rank}:
-                role = "context"  # a follow-up on the same rank
-            take(record, role, 1)
-    picked.sort(key=lambda item: (_ROLE_ORDER[item[1]], _when(item[0])))
-    # The initiating line opens the list (every consumer shows this order), the rest follow
-    # in time order: a collateral report stamped earlier must not read as the first failure.
-    kept = sorted(
-        picked[:EVIDENCE_LIMIT], key=lambda item: (item[1] != "initiating", _when(item[0]))
-    )
-    return [Evidence(h.source, h.line, h.text, h.rank, role) for h, role in kept]
-
-
-def _when(hit: Hit) -> tuple[float, int]:
-    return (hit.ts if hit.ts is not None else float("inf"), hit.seq)
-
-
-def _story(
-    spec: catalog.Entry,
-    entry: _Entry,
-    first: Hit,
-    rank: int | None,
-    host: str | None,
-    gpu: int | None,
-    collateral: list[int],
-    suspects: list[int],
-    why: Attribution | None,
-) -> str:
-    where = f"{first.source}:{first.line}"
-    place = ", ".join(p for p in (host and f"host {host}", gpu is not None and f"GPU {gpu}") if p)
-    if entry.initiating and rank is not None:
-        who = f"Rank {rank}" + (f" ({place})" if place else "")
-        story = f"{who} failed first ({where})."
-    elif entry.initiating:
-        story = f"First seen at {where}" + (f" ({place})" if place else "") + "."
-        if suspects:
-            story += f" The log names ranks {compress_ranks(suspects)}."
-    else:
-        story = (
-            f"Only downstream reports were found (first at {where}); "
-            "no line shows the failure itself."
-        )
-        if suspects:
-            story += f" Suspect ranks: {compress_ranks(suspects)}."
-        elif rank is not None:
-            story += f" The first to fail was rank {rank}."
-    if why is not None and why.confidence != "high":
-        story += f" Rank attribution: {why.confidence} confidence, {why.reason}."
-    if collateral:
-        story += f" Ranks {compress_ranks(collateral)} only reported the fallout."
-    return f"{story} {spec['quick_answer']}"
+    return compose(cat, main, first, rank, sorted(suspects), others, topo, why, summary)
