@@ -92,6 +92,11 @@ def test_labels_are_well_formed():
         assert r["evidence_line"] in lines, where
         assert all(line == line.rstrip() for line in lines), where
         assert r["notes"].strip(), where
+        # Audit marks (README, labelling protocol): thread-only labels say why in a note.
+        assert r.get("evidence", "log") in ("log", "thread"), where
+        if r.get("evidence") == "thread":
+            assert r.get("note", "").strip(), where
+        assert "\n" not in r.get("note", ""), where
 
 
 def test_corpus_has_the_required_coverage():
@@ -109,6 +114,26 @@ def test_corpus_has_the_required_coverage():
         "rank-stall-before-collective",
     }
     assert set(catalog.entries()) - from_checkpoints <= {r["class"] for r in rows}
+
+
+def test_thread_only_logs_are_scored_apart(bench: dict):
+    # A label the log text cannot show is no fair target: those logs get a line of their own
+    # and stay out of the class and rank denominators.
+    rows = {r["id"]: r for r in _rows()}
+    thread = {i for i, r in rows.items() if r.get("evidence") == "thread"}
+    assert thread
+    assert {m["id"] for m in bench["logs"] if m["thread_only"]} == thread
+    for split in ("dev", "test"):
+        d = bench["splits"][split]["denpex"]
+        in_split = [i for i in thread if _split(i) == split]
+        assert d["thread_logs"] == len(in_split), split
+        assert d["failing_logs"] + d["healthy_logs"] + d["thread_logs"] == d["logs"], split
+        determinable = [i for i, r in rows.items() if _split(i) == split and r["rank_determinable"]]
+        assert d["rank_logs"] == len([i for i in determinable if i not in thread]), split
+
+
+def _split(log_id: str) -> str:
+    return "test" if int(hashlib.sha256(log_id.encode()).hexdigest(), 16) % 2 else "dev"
 
 
 @pytest.fixture(scope="module")
