@@ -16,6 +16,8 @@ Each job has its own module; this one creates them, holds the settings and route
 - diagnose.py: the ``denpex.diagnose`` command;
 - checkpoints.py: the watched checkpoint folders; drift_diagnostics.py: what a drift report
   shows; progress.py: the work-done progress of a check;
+- dumps.py: Flight Recorder dumps beside a log; workers.py: the processes that read
+  untrusted files (drift_worker.py, dump_worker.py);
 - actions.py: hover and code actions; notices.py: messages to the user;
 - framing.py: the stdio loop, defended against a hostile peer; guard.py: no network.
 """
@@ -274,15 +276,7 @@ def create_server(check_guard: bool = False) -> DenpexServer:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: DenpexServer, params: types.HoverParams) -> types.Hover | None:
         line = params.position.line
-        marks = ls.layers.marks_at(params.text_document.uri, line, line)
-        if not marks:
-            return None
-        return types.Hover(
-            contents=types.MarkupContent(
-                kind=types.MarkupKind.Markdown, value=actions.hover_markdown(marks)
-            ),
-            range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)),
-        )
+        return actions.hover(ls.layers.marks_at(params.text_document.uri, line, line), line)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
