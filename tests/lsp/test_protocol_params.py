@@ -62,6 +62,7 @@ def test_every_typed_method_matches_its_schema() -> None:
     [
         ({"terminalId": "t", "data": 5}, TerminalDataParams, "data must be a string"),
         ({"terminalId": ["t"], "data": "x"}, TerminalDataParams, "terminalId must be"),
+        ({"terminalId": True, "data": "x"}, TerminalDataParams, "terminalId must be"),
         ({"data": "x"}, TerminalDataParams, "params must be"),
         (["t", "x"], TerminalDataParams, "params must be an object"),
         ({"diagnosis": {"findings": []}, "redact": "yes"}, DiagnosisMarkdownParams, "boolean"),

@@ -71,8 +71,11 @@ def _camel(name: str) -> str:
 def _json(kinds: type | tuple[type, ...], what: str) -> Callable[[Any, Any, Any], None]:
     """A validator: the value as sent is one of ``kinds`` (JSON ``what``)."""
 
+    allowed = kinds if isinstance(kinds, tuple) else (kinds,)
+
     def check(_instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if not isinstance(value, kinds):
+        # JSON true is not a number, though Python's bool is an int.
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
             raise BadParams(f"{_camel(attribute.name)} must be {what}")
 
     return check
