@@ -20,7 +20,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 from referencing import Registry, Resource
 
-from denpex.lsp.server import converter_factory
+from denpex.lsp.protocol import converter_factory
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "shared-schema"
 CUSTOM = ("denpex/finding", "denpex/driftUpdate", "denpex/status")

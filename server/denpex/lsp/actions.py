@@ -59,6 +59,16 @@ def hover_markdown(marks: list[Mark]) -> str:
     return "\n\n---\n\n".join(parts)
 
 
+def hover(marks: list[Mark], line: int) -> types.Hover | None:
+    """The hover on 0-based ``line`` carrying ``marks``; None for a line without any."""
+    if not marks:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(marks)),
+        range=types.Range(types.Position(line, 0), types.Position(line + 1, 0)),
+    )
+
+
 def _command(title: str, name: str, argument: dict[str, Any]) -> types.Command:
     return types.Command(title=title, command=name, arguments=[argument])
 

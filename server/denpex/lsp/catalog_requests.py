@@ -14,9 +14,7 @@ from pygls.lsp.server import LanguageServer
 from denpex import catalog
 from denpex.catalog.render import to_markdown
 from denpex.errors import InputError
-
-CATALOG_LIST = "denpex/catalogList"
-CATALOG_ENTRY = "denpex/catalogEntry"
+from denpex.lsp.protocol import CATALOG_ENTRY, CATALOG_LIST, CatalogEntryParams
 
 
 def catalog_list() -> dict[str, Any]:
@@ -25,10 +23,8 @@ def catalog_list() -> dict[str, Any]:
     return {"entries": [{k: e[k] for k in keys} for e in catalog.listing()]}
 
 
-def catalog_entry(entry_id: Any) -> dict[str, Any]:
-    """The ``denpex/catalogEntry`` result; InputError for an unknown or malformed id."""
-    if not isinstance(entry_id, str):
-        raise InputError('denpex/catalogEntry needs {"id": <catalog id string>}')
+def catalog_entry(entry_id: str) -> dict[str, Any]:
+    """The ``denpex/catalogEntry`` result; InputError for an unknown id."""
     entry = catalog.get(entry_id)
     return {
         "id": entry["id"],
@@ -49,8 +45,8 @@ def register(server: LanguageServer) -> None:
         return catalog_list()
 
     @server.feature(CATALOG_ENTRY)
-    def entry(ls: LanguageServer, params: Any) -> dict[str, Any]:
+    def entry(ls: LanguageServer, params: CatalogEntryParams) -> dict[str, Any]:
         try:
-            return catalog_entry(params.get("id") if isinstance(params, dict) else None)
+            return catalog_entry(params.id)
         except InputError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None

@@ -19,7 +19,6 @@ import functools
 import json
 import logging
 import os
-import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from watchdog.observers import Observer
 from denpex.drift import fswatch
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings
+from denpex.lsp.workers import last_line, start_worker
 
 log = logging.getLogger(__name__)
 
@@ -178,18 +178,9 @@ class CheckpointWatcher:
     async def _run_worker(
         self, d: WatchedDir, job: dict[str, Any], progress: Progress | None
     ) -> Outcome:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "denpex.lsp.drift_worker",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
+        proc = await start_worker("denpex.lsp.drift_worker", job)
         d.process = proc
-        assert proc.stdin and proc.stdout and proc.stderr
-        proc.stdin.write(json.dumps(job).encode())
-        proc.stdin.close()
+        assert proc.stdout and proc.stderr
         stderr_task = asyncio.ensure_future(proc.stderr.read())
         outcome = Outcome(d.path)
         if progress:
@@ -214,8 +205,7 @@ class CheckpointWatcher:
                 progress("end", 0, 0)
         err = (await stderr_task).decode("utf-8", "replace")[-STDERR_TAIL:]
         if outcome.report is None and outcome.error is None:
-            last = err.strip().splitlines()[-1] if err.strip() else "no output"
-            outcome.error = f"drift worker for {d.path} exited with code {code}: {last}"
+            outcome.error = f"drift worker for {d.path} exited with code {code}: {last_line(err)}"
             outcome.crashed = True
             log.warning("drift worker failed (exit %s):\n%s", code, err)
         return outcome

@@ -12,7 +12,6 @@ import copy
 import json
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from denpex.diagnosis.flight_recorder import may_be_dump, merge_verdict, sibling
 from denpex.errors import InputError
 from denpex.finding import Finding
 from denpex.lsp.diagnostics import Placer, Published, build
+from denpex.lsp.workers import end_worker, last_line, start_worker
 
 log = logging.getLogger(__name__)
 
@@ -99,29 +99,20 @@ class WorkerFailed(Exception):
 
 async def run_worker(job: dict[str, str], timeout: float = WORKER_TIMEOUT) -> dict[str, Any]:
     """One job for ``denpex.lsp.dump_worker`` in a child process; its answer."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "denpex.lsp.dump_worker",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
+    proc = await start_worker("denpex.lsp.dump_worker", job)
     try:
-        raw, err = await asyncio.wait_for(proc.communicate(json.dumps(job).encode()), timeout)
+        raw, err = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
         raise WorkerFailed(f"reading took more than {timeout:.0f} s") from None
     finally:  # timed out, or the request was cancelled: the worker goes too
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
+        await end_worker(proc)
     try:
-        msg = json.loads(raw.decode("utf-8", "replace").strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        msg = json.loads(last_line(raw.decode("utf-8", "replace"), ""))
+    except ValueError:
         msg = None
     if not isinstance(msg, dict):
-        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no answer"]
-        raise WorkerFailed(f"the worker failed: {last[0][:500]}")
+        last = last_line(err.decode("utf-8", "replace"), "no answer")
+        raise WorkerFailed(f"the worker failed: {last[:500]}")
     if "error" in msg:
         raise WorkerFailed(str(msg["error"]))
     return msg

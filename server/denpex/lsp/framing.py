@@ -15,14 +15,17 @@ a bad one is served.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.protocol import JsonRPCProtocol
 
 log = logging.getLogger(__name__)
@@ -167,3 +170,29 @@ async def serve(reader: FrameReader, protocol: JsonRPCProtocol, stop: threading.
                 protocol.handle_message(message)
             except Exception:
                 log.exception("unable to handle a message")
+
+
+def serve_stdio(
+    protocol: JsonRPCProtocol,
+    threads: ThreadPoolExecutor,
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    stop: threading.Event,
+) -> None:
+    """pygls' stdio loop with the defences above, until ``stop`` is set or stdin ends.
+    Reads block, so they run on ``threads``."""
+    read_chunk = getattr(stdin, "read1", stdin.read)
+    protocol.set_writer(StdoutWriter(stdout))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        await serve(
+            FrameReader(lambda: loop.run_in_executor(threads, read_chunk, 1 << 16)), protocol, stop
+        )
+
+    try:
+        asyncio.run(main())
+    except BrokenPipeError:
+        log.error("connection to the client lost; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass

@@ -11,16 +11,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInvalidParams
-
 from denpex.diagnosis import LogScanner
 from denpex.finding import Finding, diagnosis_json
+from denpex.lsp.protocol import DIAGNOSE_TERMINAL, DiagnoseTerminalParams
 from denpex.lsp.terminals import CommandOutput
 
 if TYPE_CHECKING:
     from denpex.lsp.server import DenpexServer
-
-DIAGNOSE_TERMINAL = "denpex/diagnoseTerminal"
 
 
 def _scan(output: CommandOutput) -> list[Finding]:
@@ -29,12 +26,9 @@ def _scan(output: CommandOutput) -> list[Finding]:
     return scanner.findings()
 
 
-async def diagnose_terminal(ls: DenpexServer, params: Any) -> dict[str, Any]:
-    tid = params.get("terminalId") if isinstance(params, dict) else None
-    if isinstance(tid, bool) or not isinstance(tid, (str, int)):
-        raise JsonRpcInvalidParams(f"{DIAGNOSE_TERMINAL} needs {{terminalId: string or number}}")
-    session = ls.terminals.get(str(tid))
-    if session is None:  # no shell integration there, or the server restarted since
+async def diagnose_terminal(ls: DenpexServer, params: DiagnoseTerminalParams) -> dict[str, Any]:
+    output = await ls.terminals.output(params.terminal_id)
+    if output is None:  # no shell integration there, or the server restarted since
         return {
             "name": None,
             "commandLine": None,
@@ -42,7 +36,6 @@ async def diagnose_terminal(ls: DenpexServer, params: Any) -> dict[str, Any]:
             "truncated": False,
             "diagnosis": diagnosis_json([]),
         }
-    output = await ls._on_terminal_thread(session.output)
     findings = await asyncio.get_running_loop().run_in_executor(ls.pool, _scan, output)
     return {
         "name": output.name,

@@ -1,0 +1,42 @@
+"""Worker processes: untrusted input (checkpoints, Flight Recorder dumps) is read in a child.
+
+``denpex.lsp.drift_worker`` and ``denpex.lsp.dump_worker`` are started the same way: the
+server's own interpreter runs the module, the job goes in as one JSON object on stdin, and
+JSON lines come back on stdout while stderr keeps whatever the engines print.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+
+async def start_worker(module: str, job: dict[str, Any]) -> asyncio.subprocess.Process:
+    """``python -m module``, its stdin holding ``job`` (and then closed)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(json.dumps(job).encode())
+    proc.stdin.close()
+    return proc
+
+
+async def end_worker(proc: asyncio.subprocess.Process) -> None:
+    """Kill a worker that is still running (timed out, or its request was cancelled)."""
+    if proc.returncode is None:
+        proc.kill()
+        await proc.wait()
+
+
+def last_line(output: str, default: str = "no output") -> str:
+    """The last non-blank line of a worker's output (on stderr: why it died)."""
+    lines = output.strip().splitlines()
+    return lines[-1] if lines else default
