@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from typing import TypeAlias
 
 # Rough share (%) of each byte in training logs; anchors start at the rarest byte they have.
 _FREQ = {
@@ -129,11 +130,15 @@ def byte_freq(sample: bytes) -> dict[int, float]:
     return {b: 100.0 * n / total for b, n in counts.items()}
 
 
+# A byte trie: each byte leads to the trie of what may follow it.
+_Trie: TypeAlias = dict[int, "_Trie"]
+
+
 def _trie_regex(words: list[bytes]) -> bytes:
     """A regex matching exactly ``words`` at a position, shaped as a trie so the engine
     rejects a non-matching position after looking at a byte or two. Where one word is a
     prefix of another, the longer one is matched when present."""
-    trie: dict[int, dict] = {}
+    trie: _Trie = {}
     end = -1
     for w in words:
         node = trie
@@ -141,7 +146,7 @@ def _trie_regex(words: list[bytes]) -> bytes:
             node = node.setdefault(b, {})
         node[end] = {}
 
-    def emit(node: dict[int, dict]) -> bytes:
+    def emit(node: _Trie) -> bytes:
         branches = [
             re.escape(bytes([b])) + emit(child) for b, child in sorted(node.items()) if b != end
         ]

@@ -10,7 +10,7 @@ dumps track states, so an entered but not completed collective is stuck too.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from denpex.diagnosis.flight_recorder.model import Entry, RankDump, Stuck, Verdict
 from denpex.finding import compress_ranks
@@ -125,7 +125,7 @@ def _mismatch(calls: dict[int, list[Entry]]) -> tuple[list[str], list[int]]:
     """Named differences between the ranks' calls at one seq id, and the minority ranks."""
     if len(calls) < 2:
         return [], []
-    fields = {
+    fields: dict[str, Callable[[list[Entry]], str]] = {
         "op": lambda es: "+".join(e.op for e in es),
         "input sizes": lambda es: str([list(s) for e in es for s in e.input_sizes]),
         "input dtypes": lambda es: str([t for e in es for t in e.input_dtypes]),
