@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # torch first and pinned: the open range in pyproject.toml would otherwise pull a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: setup demo test check test-python lint test-extension bench clean
+.PHONY: setup demo test check fmt test-python lint test-extension bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,11 +44,17 @@ test: lint test-python test-extension
 # trainings, no language-server protocol runs, no code-server).
 check: setup node_modules/.package-lock.json
 	$(BIN)/ruff check server tests bench
+	$(BIN)/ruff format --check server tests bench
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow" --ignore=tests/lsp
 	npm run typecheck
 	npm run lint
 	npm run test:unit
+
+# Rewrite the sources in the house style (what `make lint` and `npm run lint` check).
+fmt: setup node_modules/.package-lock.json
+	$(BIN)/ruff format server tests bench
+	npm run format
 
 bench: setup
 	$(BIN)/python bench/run_all.py
