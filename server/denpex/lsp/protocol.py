@@ -209,7 +209,7 @@ def _as_sent(obj: dict[str, Any], cls: type) -> Any:
 
 
 def converter_factory() -> cattrs.Converter:
-    conv = default_converter()
+    conv: cattrs.Converter = default_converter()
     for cls in (JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage):
         conv.register_structure_hook(cls, _as_sent)
     conv.register_structure_hook_func(lambda t: t in _TYPED, functools.partial(_structure, conv))

@@ -8,6 +8,7 @@ of the wrong type is reported back as a message and the default is kept.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,7 @@ def _optional_path(value: Any, root: Path | None) -> Path | None:
     return _path(value, root)
 
 
-def _int_in(low: int, high: int):
+def _int_in(low: int, high: int) -> Callable[[Any, Path | None], int]:
     def conv(value: Any, _root: Path | None) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise TypeError(f"an integer from {low} to {high}")
