@@ -15,12 +15,15 @@ import warnings
 import zipfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from denpex.checkpoints.keys import normalise_key, unwrap
 from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, Preader, TensorMeta
+
+if TYPE_CHECKING:  # torch is imported lazily
+    import torch
 
 _TORCH_DTYPES = {
     "torch.float64": "float64",
@@ -238,7 +241,7 @@ class TorchReader:
             self._file = None
 
 
-def numpy_rows(tensor: Any, meta: TensorMeta, r0: int, r1: int) -> np.ndarray:
+def numpy_rows(tensor: torch.Tensor, meta: TensorMeta, r0: int, r1: int) -> np.ndarray:
     """Rows [r0, r1) of an in-memory CPU tensor as numpy, bf16 as uint16 words."""
     import torch
 

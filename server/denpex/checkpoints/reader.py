@@ -16,7 +16,7 @@ import os
 import threading
 from dataclasses import dataclass
 from math import prod
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -28,7 +28,7 @@ class CheckpointError(InputError):
 
 
 # Our dtype names -> numpy storage dtype, for the dtypes whose blocks are read.
-NP_DTYPES: dict[str, Any] = {
+NP_DTYPES: dict[str, type[np.generic]] = {
     "float64": np.float64,
     "float32": np.float32,
     "float16": np.float16,
@@ -98,11 +98,13 @@ class Preader:
                 "still being written or cut short"
             )
 
-    def read(self, name: str, offset: int, shape: tuple[int, int], np_dtype: Any) -> np.ndarray:
+    def read(
+        self, name: str, offset: int, shape: tuple[int, int], np_dtype: type[np.generic] | None
+    ) -> np.ndarray:
         if np_dtype is None:
             raise CheckpointError(f"{self.path}: {name}: its dtype is not read")
         nbytes = shape[0] * shape[1] * np.dtype(np_dtype).itemsize
-        buf = getattr(self._buffers, "buf", None)
+        buf: np.ndarray | None = getattr(self._buffers, "buf", None)
         if buf is None or buf.nbytes < nbytes:
             buf = self._buffers.buf = np.empty(nbytes, np.uint8)
         self._fill(name, buf[:nbytes], offset)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from denpex.checkpoints.reader import CheckpointError, TensorMeta
+from denpex.checkpoints.reader import CheckpointError, Reader, TensorMeta
 
 
 @dataclass
@@ -17,10 +16,10 @@ class MultiReader:
     """Several readers seen as one checkpoint (sharded torch bins)."""
 
     path: str
-    parts: list[Any]
+    parts: list[Reader]
     tensors: dict[str, TensorMeta] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    _owner: dict[str, Any] = field(default_factory=dict)
+    _owner: dict[str, Reader] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for part in self.parts:
