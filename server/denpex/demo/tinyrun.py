@@ -88,7 +88,8 @@ def _model(seed: int) -> torch.nn.Module:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // HEADS)
             scores = scores.masked_fill(~self.causal[:t, :t], float("-inf"))
             y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d)
-            return self.proj(y)
+            out: torch.Tensor = self.proj(y)  # a module call is untyped in torch's stubs
+            return out
 
     class Mlp(nn.Module):
         def __init__(self) -> None:
@@ -97,7 +98,8 @@ def _model(seed: int) -> torch.nn.Module:
             self.fc2 = nn.Linear(4 * WIDTH, WIDTH)
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+            out: torch.Tensor = self.fc2(torch.nn.functional.gelu(self.fc1(x)))
+            return out
 
     class Block(nn.Module):
         def __init__(self) -> None:
@@ -109,7 +111,8 @@ def _model(seed: int) -> torch.nn.Module:
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             x = x + self.attn(self.ln1(x))
-            return x + self.mlp(self.ln2(x))
+            out: torch.Tensor = x + self.mlp(self.ln2(x))
+            return out
 
     class TinyLM(nn.Module):
         def __init__(self) -> None:
@@ -124,7 +127,8 @@ def _model(seed: int) -> torch.nn.Module:
             x = self.embed(tokens) + self.pos[: tokens.shape[1]]
             for block in self.blocks:
                 x = block(x)
-            return self.head(self.ln_f(x))
+            out: torch.Tensor = self.head(self.ln_f(x))
+            return out
 
     torch.manual_seed(seed)
     return TinyLM()
