@@ -93,10 +93,12 @@ class _Partial:
 _scratch = threading.local()
 
 
-def _buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def _buffer(
+    name: str, shape: tuple[int, ...], dtype: np.dtype[Any] | type[np.generic]
+) -> np.ndarray:
     """A per-thread temporary reused across blocks (fresh ones page-fault every time)."""
     n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    buf = getattr(_scratch, name, None)
+    buf: np.ndarray | None = getattr(_scratch, name, None)
     if buf is None or buf.nbytes < n:
         buf = np.empty(n, np.uint8)
         setattr(_scratch, name, buf)
