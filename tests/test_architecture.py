@@ -24,12 +24,7 @@ ABOVE_ENGINES = frozenset({"cli", "__main__", "commands", "lsp", "export", "demo
 MAX_LINES = 450
 # Modules over MAX_LINES today. Splitting one means deleting its line here: the test fails
 # while a listed module is back under the limit, so the list cannot go stale.
-OVER_MAX_LINES = frozenset(
-    {
-        "server/denpex/diagnosis/attribution.py",
-        "server/denpex/lsp/server.py",
-    }
-)
+OVER_MAX_LINES = frozenset({"server/denpex/lsp/server.py"})
 
 
 def _unit(module: str) -> str | None:
