@@ -14,10 +14,25 @@ const venv = path.join(root, ".venv/bin/python");
 const python = process.env.DENPEX_PYTHON || (existsSync(venv) ? venv : "python3");
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-execFileSync(python, ["-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--disable-pip-version-check", "--wheel-dir", out, root], {
-  cwd: root,
-  stdio: "inherit",
-});
+execFileSync(
+  python,
+  [
+    "-m",
+    "pip",
+    "wheel",
+    "--quiet",
+    "--no-deps",
+    "--no-build-isolation",
+    "--disable-pip-version-check",
+    "--wheel-dir",
+    out,
+    root,
+  ],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
 const wheels = readdirSync(out).filter((f) => f.endsWith(".whl"));
 if (wheels.length !== 1) {
   console.error(`expected one denpex wheel in dist/wheels, found: ${wheels.join(", ") || "none"}`);

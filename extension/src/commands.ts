@@ -39,8 +39,12 @@ export interface CommandDeps {
 async function reportFailure(deps: CommandDeps, what: string, err: unknown): Promise<void> {
   const message = err instanceof Error ? err.message : String(err);
   deps.log.error(`${what}: ${message}`);
-  const actions = err instanceof ServerNotRunningError ? ["Restart Server", "Show Logs"] : ["Show Logs"];
-  const choice = await vscode.window.showErrorMessage(`Denpex: ${what} failed. ${message}`, ...actions);
+  const actions =
+    err instanceof ServerNotRunningError ? ["Restart Server", "Show Logs"] : ["Show Logs"];
+  const choice = await vscode.window.showErrorMessage(
+    `Denpex: ${what} failed. ${message}`,
+    ...actions,
+  );
   if (choice === "Restart Server") await deps.server.restart(true);
   else if (choice === "Show Logs") deps.log.show();
 }
@@ -48,22 +52,45 @@ async function reportFailure(deps: CommandDeps, what: string, err: unknown): Pro
 async function diagnoseEditor(deps: CommandDeps): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor) {
-    void vscode.window.showInformationMessage("Denpex: open a log and select the failure (or nothing, for the whole file) to diagnose.");
+    void vscode.window.showInformationMessage(
+      "Denpex: open a log and select the failure (or nothing, for the whole file) to diagnose.",
+    );
     return;
   }
   const doc = editor.document;
   const selection = editor.selection;
-  const range = selection.isEmpty ? new vscode.Range(0, 0, doc.lineCount, 0) : new vscode.Range(selection.start.line, 0, selection.end.line + (selection.end.character > 0 ? 1 : 0), 0);
+  const range = selection.isEmpty
+    ? new vscode.Range(0, 0, doc.lineCount, 0)
+    : new vscode.Range(
+        selection.start.line,
+        0,
+        selection.end.line + (selection.end.character > 0 ? 1 : 0),
+        0,
+      );
   const text = doc.getText(range);
   // The server's own cap on log documents (denpex.logs.maxSizeMB) bounds what is sent.
   if (text.length > readConfig().logs.maxSizeMB * 1024 * 1024) {
-    void vscode.window.showWarningMessage(`Denpex: this text is too large to diagnose in the editor; run \`denpex diagnose ${doc.uri.fsPath}\` in a terminal.`);
+    void vscode.window.showWarningMessage(
+      `Denpex: this text is too large to diagnose in the editor; run \`denpex diagnose ${doc.uri.fsPath}\` in a terminal.`,
+    );
     return;
   }
   const origin = `${vscode.workspace.asRelativePath(doc.uri)}${selection.isEmpty ? "" : `, lines ${range.start.line + 1}-${range.end.line}`}`;
   try {
-    const diagnosis = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "Denpex: diagnosing…" }, (_p, token) =>
-      deps.server.diagnose({ text, uri: doc.uri.toString(), range: { start: { line: range.start.line, character: 0 }, end: { line: range.end.line, character: 0 } } }, token),
+    const diagnosis = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: "Denpex: diagnosing…" },
+      (_p, token) =>
+        deps.server.diagnose(
+          {
+            text,
+            uri: doc.uri.toString(),
+            range: {
+              start: { line: range.start.line, character: 0 },
+              end: { line: range.end.line, character: 0 },
+            },
+          },
+          token,
+        ),
     );
     deps.diagnosisPanel.show(diagnosis, origin, doc.uri);
   } catch (err) {
@@ -84,15 +111,23 @@ async function isFolder(arg: unknown): Promise<boolean> {
 /** A job folder (logs and Flight Recorder dumps): the server reads it as `denpex diagnose DIR`
  * does, dumps in its worker process, and publishes the findings on the logs' lines. */
 async function diagnoseFolder(deps: CommandDeps, folder?: vscode.Uri): Promise<void> {
-  const dir = folder ?? (await pickFolder("Job folder to diagnose (logs and Flight Recorder dumps)"));
+  const dir =
+    folder ?? (await pickFolder("Job folder to diagnose (logs and Flight Recorder dumps)"));
   if (!dir) return;
   if (dir.scheme !== "file") {
-    void vscode.window.showInformationMessage("Denpex: only folders on this machine can be diagnosed.");
+    void vscode.window.showInformationMessage(
+      "Denpex: only folders on this machine can be diagnosed.",
+    );
     return;
   }
   try {
-    const diagnosis = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Denpex: diagnosing ${vscode.workspace.asRelativePath(dir)}…`, cancellable: true }, (_p, token) =>
-      deps.server.diagnose({ folder: dir.toString() }, token),
+    const diagnosis = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Denpex: diagnosing ${vscode.workspace.asRelativePath(dir)}…`,
+        cancellable: true,
+      },
+      (_p, token) => deps.server.diagnose({ folder: dir.toString() }, token),
     );
     deps.diagnosisPanel.show(diagnosis, `folder ${vscode.workspace.asRelativePath(dir)}`);
   } catch (err) {
@@ -110,27 +145,44 @@ async function diagnoseTerminal(deps: CommandDeps): Promise<void> {
     // The server holds the last command's output of every shell-integrated terminal, cleaned
     // of escapes and bounded; it is asked by id, and says what it diagnosed.
     const params: DiagnoseTerminalParams = { terminalId: deps.terminals.idOf(terminal) };
-    const held = deps.terminals.isIntegrated(terminal) ? await deps.server.sendRequest(DIAGNOSE_TERMINAL, params) : undefined;
+    const held = deps.terminals.isIntegrated(terminal)
+      ? await deps.server.sendRequest(DIAGNOSE_TERMINAL, params)
+      : undefined;
     if (held && held.lines > 0) {
       const what = held.commandLine || "last command";
-      deps.diagnosisPanel.show(held.diagnosis, `terminal "${held.name ?? terminal.name}": ${what}${held.truncated ? ` (last ${held.lines} lines)` : ""}`);
+      deps.diagnosisPanel.show(
+        held.diagnosis,
+        `terminal "${held.name ?? terminal.name}": ${what}${held.truncated ? ` (last ${held.lines} lines)` : ""}`,
+      );
       return;
     }
     // No shell integration in this terminal: take what it shows on screen (plain text).
     deps.log.info(`terminal "${terminal.name}" has no shell integration; reading its buffer`);
     const text = await terminalScreenText(terminal);
     if (text.trim() === "") {
-      void vscode.window.showInformationMessage(`Denpex: terminal "${terminal.name}" has no output to diagnose.`);
+      void vscode.window.showInformationMessage(
+        `Denpex: terminal "${terminal.name}" has no output to diagnose.`,
+      );
       return;
     }
-    deps.diagnosisPanel.show(await deps.server.diagnose({ text }), `terminal "${terminal.name}" (visible buffer)`);
+    deps.diagnosisPanel.show(
+      await deps.server.diagnose({ text }),
+      `terminal "${terminal.name}" (visible buffer)`,
+    );
   } catch (err) {
     await reportFailure(deps, "Diagnose Terminal Output", err);
   }
 }
 
 async function pickFolder(title: string): Promise<vscode.Uri | undefined> {
-  const picked = await vscode.window.showOpenDialog({ canSelectFiles: false, canSelectFolders: true, canSelectMany: false, title, openLabel: "Select", defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri });
+  const picked = await vscode.window.showOpenDialog({
+    canSelectFiles: false,
+    canSelectFolders: true,
+    canSelectMany: false,
+    title,
+    openLabel: "Select",
+    defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
+  });
   return picked?.[0];
 }
 
@@ -139,9 +191,13 @@ async function watchCheckpoints(deps: CommandDeps): Promise<void> {
   if (!dir) return;
   const config = readConfig();
   const current = config.checkpoints.watch;
-  if (!current.includes(dir.fsPath)) await updateConfig("checkpoints.watch", [...current, dir.fsPath]);
+  if (!current.includes(dir.fsPath))
+    await updateConfig("checkpoints.watch", [...current, dir.fsPath]);
   if (!config.checkpoints.reference) {
-    const ref = await vscode.window.showInformationMessage("Denpex: compare against a reference run? Without one, the directory is checked in replica mode.", "Choose Reference…");
+    const ref = await vscode.window.showInformationMessage(
+      "Denpex: compare against a reference run? Without one, the directory is checked in replica mode.",
+      "Choose Reference…",
+    );
     if (ref) {
       const refDir = await pickFolder("Reference run (healthy checkpoints)");
       if (refDir) await updateConfig("checkpoints.reference", refDir.fsPath);
@@ -163,15 +219,40 @@ async function compareCheckpoints(deps: CommandDeps): Promise<void> {
   const device = config.drift.device;
   const noise = config.checkpoints.noiseReference;
   const compare = async (dir: string) => {
-    const args = ["-m", "denpex", "drift", dir, "--ref", ref.fsPath, "--json", "--device", device, ...(noise ? ["--noise-ref", noise] : [])];
+    const args = [
+      "-m",
+      "denpex",
+      "drift",
+      dir,
+      "--ref",
+      ref.fsPath,
+      "--json",
+      "--device",
+      device,
+      ...(noise ? ["--noise-ref", noise] : []),
+    ];
     deps.log.info(`${found.interpreter.command} ${args.join(" ")}`);
-    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Denpex: comparing ${path.basename(dir)} with ${path.basename(ref.fsPath)}…`, cancellable: true }, (_p, token) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const child = execFile(found.interpreter.command, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-          resolve({ code: err ? (typeof err.code === "number" ? err.code : 2) : 0, stdout: String(stdout), stderr: String(stderr) }),
-        );
-        token.onCancellationRequested(() => child.kill());
-      }),
+    return vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Denpex: comparing ${path.basename(dir)} with ${path.basename(ref.fsPath)}…`,
+        cancellable: true,
+      },
+      (_p, token) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          const child = execFile(
+            found.interpreter.command,
+            args,
+            { maxBuffer: 64 * 1024 * 1024 },
+            (err, stdout, stderr) =>
+              resolve({
+                code: err ? (typeof err.code === "number" ? err.code : 2) : 0,
+                stdout: String(stdout),
+                stderr: String(stderr),
+              }),
+          );
+          token.onCancellationRequested(() => child.kill());
+        }),
     );
   };
   // The noise run against the same reference draws the benign envelope behind the run.
@@ -185,7 +266,11 @@ async function compareCheckpoints(deps: CommandDeps): Promise<void> {
     try {
       deps.driftPanel.update(JSON.parse(result.stdout) as DriftReport);
     } catch (err) {
-      return reportFailure(deps, "Compare Checkpoints", new Error(`unreadable drift report: ${String(err)}`));
+      return reportFailure(
+        deps,
+        "Compare Checkpoints",
+        new Error(`unreadable drift report: ${String(err)}`),
+      );
     }
   }
   deps.driftPanel.show();
@@ -194,7 +279,10 @@ async function compareCheckpoints(deps: CommandDeps): Promise<void> {
 async function showCatalogEntry(deps: CommandDeps, id: string): Promise<void> {
   try {
     const entry = await deps.server.sendRequest(CATALOG_ENTRY, { id });
-    const doc = await vscode.workspace.openTextDocument({ content: entry.markdown, language: "markdown" });
+    const doc = await vscode.workspace.openTextDocument({
+      content: entry.markdown,
+      language: "markdown",
+    });
     await vscode.commands.executeCommand("markdown.showPreview", doc.uri);
   } catch (err) {
     await reportFailure(deps, `Show Failure Entry ${id}`, err);
@@ -211,7 +299,12 @@ async function showFailureEntry(deps: CommandDeps): Promise<void> {
   // Listed in the server's order: by category, ids sorted within (as `denpex catalog`).
   const pick = await vscode.window.showQuickPick(
     entries.map((e) => ({ label: e.title, description: e.id, detail: e.category, id: e.id })),
-    { title: "Denpex failure catalog", matchOnDescription: true, matchOnDetail: true, placeHolder: "Type to filter failures" },
+    {
+      title: "Denpex failure catalog",
+      matchOnDescription: true,
+      matchOnDetail: true,
+      placeHolder: "Type to filter failures",
+    },
   );
   if (pick) await showCatalogEntry(deps, pick.id);
 }
@@ -219,7 +312,9 @@ async function showFailureEntry(deps: CommandDeps): Promise<void> {
 export async function copyDiagnosisMarkdown(deps: CommandDeps): Promise<void> {
   const shown = deps.diagnosisPanel.latest;
   if (!shown) {
-    void vscode.window.showInformationMessage("Denpex: no diagnosis to copy yet. Run \"Denpex: Diagnose\" first.");
+    void vscode.window.showInformationMessage(
+      'Denpex: no diagnosis to copy yet. Run "Denpex: Diagnose" first.',
+    );
     return;
   }
   const redactExports = readConfig().privacy.redactExports;
@@ -232,18 +327,29 @@ export async function copyDiagnosisMarkdown(deps: CommandDeps): Promise<void> {
     return reportFailure(deps, "Copy Diagnosis as Markdown", err);
   }
   await vscode.env.clipboard.writeText(markdown);
-  void vscode.window.showInformationMessage(`Denpex: diagnosis copied as Markdown${redactExports ? " (redacted)" : ""}.`);
+  void vscode.window.showInformationMessage(
+    `Denpex: diagnosis copied as Markdown${redactExports ? " (redacted)" : ""}.`,
+  );
 }
 
 function argObject<T>(arg: unknown, key: keyof T & string): T | undefined {
-  return typeof arg === "object" && arg !== null && typeof (arg as Record<string, unknown>)[key] === "string" ? (arg as T) : undefined;
+  return typeof arg === "object" &&
+    arg !== null &&
+    typeof (arg as Record<string, unknown>)[key] === "string"
+    ? (arg as T)
+    : undefined;
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const reg = (id: string, fn: (...args: unknown[]) => unknown) => vscode.commands.registerCommand(id, fn);
+  const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
+    vscode.commands.registerCommand(id, fn);
   return [
-    reg("denpex.diagnoseSelection", async (arg) => ((await isFolder(arg)) ? diagnoseFolder(deps, arg as vscode.Uri) : diagnoseEditor(deps))),
-    reg("denpex.diagnoseFolder", (arg) => diagnoseFolder(deps, arg instanceof vscode.Uri ? arg : undefined)),
+    reg("denpex.diagnoseSelection", async (arg) =>
+      (await isFolder(arg)) ? diagnoseFolder(deps, arg as vscode.Uri) : diagnoseEditor(deps),
+    ),
+    reg("denpex.diagnoseFolder", (arg) =>
+      diagnoseFolder(deps, arg instanceof vscode.Uri ? arg : undefined),
+    ),
     reg("denpex.diagnoseTerminal", () => diagnoseTerminal(deps)),
     reg("denpex.watchCheckpoints", () => watchCheckpoints(deps)),
     reg("denpex.compareCheckpoints", () => compareCheckpoints(deps)),

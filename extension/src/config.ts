@@ -5,7 +5,11 @@
 import * as vscode from "vscode";
 import type { LspSettings } from "./protocol/generated/lsp-settings";
 
-type Complete<T> = { [K in keyof T]-?: NonNullable<T[K]> extends unknown[] | string | number | boolean ? NonNullable<T[K]> : Complete<NonNullable<T[K]>> };
+type Complete<T> = {
+  [K in keyof T]-?: NonNullable<T[K]> extends unknown[] | string | number | boolean
+    ? NonNullable<T[K]>
+    : Complete<NonNullable<T[K]>>;
+};
 
 export type Config = Complete<LspSettings>;
 
@@ -15,7 +19,12 @@ export function readConfig(): Config {
 }
 
 /** Where a command that changes a setting writes it: the workspace when one is open. */
-export async function updateConfig(key: "checkpoints.watch" | "checkpoints.reference", value: unknown): Promise<void> {
-  const target = vscode.workspace.workspaceFolders ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+export async function updateConfig(
+  key: "checkpoints.watch" | "checkpoints.reference",
+  value: unknown,
+): Promise<void> {
+  const target = vscode.workspace.workspaceFolders
+    ? vscode.ConfigurationTarget.Workspace
+    : vscode.ConfigurationTarget.Global;
   await vscode.workspace.getConfiguration("denpex").update(key, value, target);
 }

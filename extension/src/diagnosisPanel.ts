@@ -33,12 +33,17 @@ export class DiagnosisPanel implements vscode.Disposable {
   show(diagnosis: DenpexDiagnosis, origin: string, document?: vscode.Uri): void {
     this.current = { diagnosis, origin, document, prevention: new Map() };
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel("denpex.diagnosis", "Denpex Diagnosis", { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
-        enableScripts: true,
-        enableCommandUris: false,
-        localResourceRoots: [],
-        retainContextWhenHidden: false,
-      });
+      this.panel = vscode.window.createWebviewPanel(
+        "denpex.diagnosis",
+        "Denpex Diagnosis",
+        { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+        {
+          enableScripts: true,
+          enableCommandUris: false,
+          localResourceRoots: [],
+          retainContextWhenHidden: false,
+        },
+      );
       this.panel.onDidDispose(() => (this.panel = undefined));
       this.panel.webview.onDidReceiveMessage((m) => void this.onMessage(m));
     } else {
@@ -50,7 +55,11 @@ export class DiagnosisPanel implements vscode.Disposable {
 
   private render(): void {
     if (!this.panel || !this.current) return;
-    this.panel.webview.html = renderDiagnosisHtml(this.current, nonce(), this.panel.webview.cspSource);
+    this.panel.webview.html = renderDiagnosisHtml(
+      this.current,
+      nonce(),
+      this.panel.webview.cspSource,
+    );
   }
 
   private async fetchPrevention(shown: ShownDiagnosis): Promise<void> {
@@ -60,7 +69,9 @@ export class DiagnosisPanel implements vscode.Disposable {
         const entry = await this.server.sendRequest(CATALOG_ENTRY, { id });
         shown.prevention.set(id, entry.prevention);
       } catch (err) {
-        this.log.debug(`no catalog entry for ${id}: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.debug(
+          `no catalog entry for ${id}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     }
     if (this.current === shown && shown.prevention.size > 0) this.render();
@@ -91,7 +102,14 @@ export class DiagnosisPanel implements vscode.Disposable {
     const doc = this.current?.document;
     if (/^[a-z][a-z0-9+.-]+:\/\//i.test(source)) return vscode.Uri.parse(source);
     if (path.isAbsolute(source)) return vscode.Uri.file(source);
-    if (doc && (source === "<selection>" || source === "<text>" || source === path.basename(doc.fsPath) || source === doc.toString())) return doc;
+    if (
+      doc &&
+      (source === "<selection>" ||
+        source === "<text>" ||
+        source === path.basename(doc.fsPath) ||
+        source === doc.toString())
+    )
+      return doc;
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (folder) return vscode.Uri.joinPath(folder.uri, source);
     return doc;
@@ -101,16 +119,22 @@ export class DiagnosisPanel implements vscode.Disposable {
     const uri = this.resolveSource(source);
     const target = uri ?? this.current?.document;
     if (!target) {
-      void vscode.window.showInformationMessage(`Denpex: "${source}" is not a file (terminal output cannot be opened).`);
+      void vscode.window.showInformationMessage(
+        `Denpex: "${source}" is not a file (terminal output cannot be opened).`,
+      );
       return;
     }
     try {
       const document = await vscode.workspace.openTextDocument(target);
       const pos = new vscode.Position(Math.min(line - 1, document.lineCount - 1), 0);
-      await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, selection: new vscode.Range(pos, pos) });
+      await vscode.window.showTextDocument(document, {
+        viewColumn: vscode.ViewColumn.One,
+        selection: new vscode.Range(pos, pos),
+      });
     } catch {
       // A relative source that does not exist under the workspace: fall back to the diagnosed document.
-      if (this.current?.document && target.toString() !== this.current.document.toString()) return this.openEvidenceIn(this.current.document, line);
+      if (this.current?.document && target.toString() !== this.current.document.toString())
+        return this.openEvidenceIn(this.current.document, line);
       void vscode.window.showInformationMessage(`Denpex: cannot open ${source}.`);
     }
   }
@@ -118,7 +142,10 @@ export class DiagnosisPanel implements vscode.Disposable {
   private async openEvidenceIn(uri: vscode.Uri, line: number): Promise<void> {
     const document = await vscode.workspace.openTextDocument(uri);
     const pos = new vscode.Position(Math.min(line - 1, document.lineCount - 1), 0);
-    await vscode.window.showTextDocument(document, { viewColumn: vscode.ViewColumn.One, selection: new vscode.Range(pos, pos) });
+    await vscode.window.showTextDocument(document, {
+      viewColumn: vscode.ViewColumn.One,
+      selection: new vscode.Range(pos, pos),
+    });
   }
 
   dispose(): void {

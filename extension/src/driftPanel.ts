@@ -18,11 +18,16 @@ export class DriftPanel implements vscode.Disposable {
 
   show(): void {
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel("denpex.drift", "Denpex Drift", vscode.ViewColumn.Beside, {
-        enableScripts: false,
-        enableCommandUris: false,
-        localResourceRoots: [],
-      });
+      this.panel = vscode.window.createWebviewPanel(
+        "denpex.drift",
+        "Denpex Drift",
+        vscode.ViewColumn.Beside,
+        {
+          enableScripts: false,
+          enableCommandUris: false,
+          localResourceRoots: [],
+        },
+      );
       this.panel.onDidDispose(() => (this.panel = undefined));
     } else {
       this.panel.reveal();
@@ -32,7 +37,11 @@ export class DriftPanel implements vscode.Disposable {
 
   private render(): void {
     if (!this.panel) return;
-    this.panel.webview.html = renderDriftHtml(this.store.all(), nonce(), this.panel.webview.cspSource);
+    this.panel.webview.html = renderDriftHtml(
+      this.store.all(),
+      nonce(),
+      this.panel.webview.cspSource,
+    );
   }
 
   dispose(): void {

@@ -26,13 +26,24 @@ export function activate(context: vscode.ExtensionContext): void {
     diagnosisPanel: new DiagnosisPanel(server, log, () => copyDiagnosisMarkdown(deps)),
   };
   const status = new StatusItem(() => terminals.integratedTerminals);
-  context.subscriptions.push(log, terminals, driftPanel, deps.diagnosisPanel, status, ...registerCommands(deps));
+  context.subscriptions.push(
+    log,
+    terminals,
+    driftPanel,
+    deps.diagnosisPanel,
+    status,
+    ...registerCommands(deps),
+  );
   context.subscriptions.push({ dispose: () => void server.dispose() });
 
   server.onDidChangeState((s) => status.setState(s, server.reason));
   server.onDiagnoseResult = (diagnosis, args) => {
     const uri = args?.uri ? vscode.Uri.parse(args.uri) : undefined;
-    deps.diagnosisPanel.show(diagnosis, uri ? `${vscode.workspace.asRelativePath(uri)} (surrounding block)` : "code action", uri);
+    deps.diagnosisPanel.show(
+      diagnosis,
+      uri ? `${vscode.workspace.asRelativePath(uri)} (surrounding block)` : "code action",
+      uri,
+    );
   };
   server.onNotification(STATUS, (params) => status.setStatus(params));
   server.onNotification(DRIFT_UPDATE, (params) => driftPanel.update(params.report));
@@ -47,11 +58,21 @@ export function activate(context: vscode.ExtensionContext): void {
     const first = pending.diagnosis.findings[0];
     if (!first) return;
     notificationOpen = true;
-    const who = first.initiating_rank !== null && first.initiator ? ` (initiating ${first.initiator})` : "";
-    void vscode.window.showWarningMessage(`Denpex: ${first.title}${who} in terminal "${pending.source}".`, "Show Diagnosis").then((choice) => {
-      notificationOpen = false;
-      if (choice && pending) deps.diagnosisPanel.show(pending.diagnosis, `terminal "${pending.source}"${pending.commandLine ? `: ${pending.commandLine}` : ""}`);
-    });
+    const who =
+      first.initiating_rank !== null && first.initiator ? ` (initiating ${first.initiator})` : "";
+    void vscode.window
+      .showWarningMessage(
+        `Denpex: ${first.title}${who} in terminal "${pending.source}".`,
+        "Show Diagnosis",
+      )
+      .then((choice) => {
+        notificationOpen = false;
+        if (choice && pending)
+          deps.diagnosisPanel.show(
+            pending.diagnosis,
+            `terminal "${pending.source}"${pending.commandLine ? `: ${pending.commandLine}` : ""}`,
+          );
+      });
   });
 
   context.subscriptions.push(

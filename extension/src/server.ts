@@ -17,7 +17,14 @@ import { readConfig } from "./config";
 import { CrashPolicy, SerialRunner } from "./core/lifecycle";
 import { SERVE_ARGS } from "./core/interpreter";
 import { checkDenpex, findInterpreter, offerInstall } from "./pythonInterpreter";
-import { DIAGNOSE_COMMAND, type ClientNotifications, type DenpexDiagnosis, type DiagnoseArgs, type Requests, type ServerNotifications } from "./protocol/methods";
+import {
+  DIAGNOSE_COMMAND,
+  type ClientNotifications,
+  type DenpexDiagnosis,
+  type DiagnoseArgs,
+  type Requests,
+  type ServerNotifications,
+} from "./protocol/methods";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
 
@@ -74,7 +81,10 @@ export class ServerManager implements vscode.Disposable {
   }
 
   /** Registers a server → client notification handler that survives restarts. */
-  onNotification<M extends keyof ServerNotifications>(method: M, handler: (params: ServerNotifications[M]) => void): void {
+  onNotification<M extends keyof ServerNotifications>(
+    method: M,
+    handler: (params: ServerNotifications[M]) => void,
+  ): void {
     // The registry holds handlers of every method; each is called with its own method's params.
     const untyped = handler as Handler;
     this.handlers.push({ method, handler: untyped });
@@ -86,17 +96,31 @@ export class ServerManager implements vscode.Disposable {
     return this.client;
   }
 
-  async sendRequest<M extends keyof Requests>(method: M, params: Requests[M][0], token?: vscode.CancellationToken): Promise<Requests[M][1]> {
+  async sendRequest<M extends keyof Requests>(
+    method: M,
+    params: Requests[M][0],
+    token?: vscode.CancellationToken,
+  ): Promise<Requests[M][1]> {
     return this.runningClient().sendRequest<Requests[M][1]>(method, params, token);
   }
 
   /** Notifications are dropped silently while the server is down (terminal data, for one). */
-  sendNotification<M extends keyof ClientNotifications>(method: M, params: ClientNotifications[M]): void {
-    if (this.client && this._state === "running") void this.client.sendNotification(method, params).catch((e) => this.log.warn(`${method}: ${String(e)}`));
+  sendNotification<M extends keyof ClientNotifications>(
+    method: M,
+    params: ClientNotifications[M],
+  ): void {
+    if (this.client && this._state === "running")
+      void this.client
+        .sendNotification(method, params)
+        .catch((e) => this.log.warn(`${method}: ${String(e)}`));
   }
 
   async diagnose(args: DiagnoseArgs, token?: vscode.CancellationToken): Promise<DenpexDiagnosis> {
-    return this.runningClient().sendRequest(ExecuteCommandRequest.type, { command: DIAGNOSE_COMMAND, arguments: [args] }, token) as Promise<DenpexDiagnosis>;
+    return this.runningClient().sendRequest(
+      ExecuteCommandRequest.type,
+      { command: DIAGNOSE_COMMAND, arguments: [args] },
+      token,
+    ) as Promise<DenpexDiagnosis>;
   }
 
   private async stopClient(): Promise<void> {
@@ -118,7 +142,9 @@ export class ServerManager implements vscode.Disposable {
     const globs = readConfig().logs.globs;
     return [
       { language: "log" },
-      ...globs.filter((g) => typeof g === "string" && g.trim() !== "").map((pattern) => ({ scheme: "file", pattern })),
+      ...globs
+        .filter((g) => typeof g === "string" && g.trim() !== "")
+        .map((pattern) => ({ scheme: "file", pattern })),
     ];
   }
 
@@ -135,14 +161,21 @@ export class ServerManager implements vscode.Disposable {
     const interpreter = found.interpreter;
     let check = await checkDenpex(interpreter);
     if (!check.ok) {
-      const installed = await offerInstall(interpreter, check.detail, this.context.extensionPath, this.log);
+      const installed = await offerInstall(
+        interpreter,
+        check.detail,
+        this.context.extensionPath,
+        this.log,
+      );
       check = installed ? await checkDenpex(interpreter) : check;
       if (!check.ok) {
         this.setState("failed", `denpex is not importable from ${interpreter.command}`);
         return;
       }
     }
-    this.log.info(`starting denpex ${check.version} with ${interpreter.command} (${interpreter.source})`);
+    this.log.info(
+      `starting denpex ${check.version} with ${interpreter.command} (${interpreter.source})`,
+    );
     const serverOptions: ServerOptions = {
       command: interpreter.command,
       // No `transport`: with TransportKind.stdio the client would append "--stdio".
@@ -155,11 +188,16 @@ export class ServerManager implements vscode.Disposable {
       synchronize: { configurationSection: "denpex" },
       initializationOptions: { settings: readConfig() },
       initializationFailedHandler: (error) => {
-        this.log.error(`server initialization failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.log.error(
+          `server initialization failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
         return false;
       },
       errorHandler: {
-        error: (_error, _message, count) => ({ action: (count ?? 0) < 5 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        error: (_error, _message, count) => ({
+          action: (count ?? 0) < 5 ? ErrorAction.Continue : ErrorAction.Shutdown,
+          handled: true,
+        }),
         closed: () => {
           // A server that dies while starting fails the start (reported once, no retry loop);
           // one that dies after running is a crash and comes back with backoff.
@@ -172,7 +210,12 @@ export class ServerManager implements vscode.Disposable {
         // its result is shown like the command palette's.
         executeCommand: async (command, args, next) => {
           const result = await next(command, args);
-          if (command === DIAGNOSE_COMMAND && result && typeof result === "object" && this.onDiagnoseResult) {
+          if (
+            command === DIAGNOSE_COMMAND &&
+            result &&
+            typeof result === "object" &&
+            this.onDiagnoseResult
+          ) {
             this.onDiagnoseResult(result as DenpexDiagnosis, args[0] as DiagnoseArgs | undefined);
           }
           return result;
@@ -195,12 +238,16 @@ export class ServerManager implements vscode.Disposable {
   private onCrash(): void {
     const decision = this.crashes.onCrash(Date.now());
     const reason = "the server process exited unexpectedly";
-    this.log.error(`${reason}; ${decision.action === "restart" ? `restarting in ${decision.delayMs} ms` : "giving up after repeated crashes"}`);
+    this.log.error(
+      `${reason}; ${decision.action === "restart" ? `restarting in ${decision.delayMs} ms` : "giving up after repeated crashes"}`,
+    );
     this.setState("failed", reason);
     if (decision.notify) {
       void vscode.window
         .showWarningMessage(
-          decision.action === "restart" ? "Denpex: the server stopped unexpectedly and is being restarted." : "Denpex: the server keeps stopping; it will not be restarted automatically.",
+          decision.action === "restart"
+            ? "Denpex: the server stopped unexpectedly and is being restarted."
+            : "Denpex: the server keeps stopping; it will not be restarted automatically.",
           "Show Logs",
         )
         .then((c) => c && this.log.show());
@@ -214,8 +261,16 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private async showStartError(message: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(`Denpex: ${message}`, "Open Settings", "Show Logs");
-    if (choice === "Open Settings") await vscode.commands.executeCommand("workbench.action.openSettings", "denpex.python.interpreter");
+    const choice = await vscode.window.showErrorMessage(
+      `Denpex: ${message}`,
+      "Open Settings",
+      "Show Logs",
+    );
+    if (choice === "Open Settings")
+      await vscode.commands.executeCommand(
+        "workbench.action.openSettings",
+        "denpex.python.interpreter",
+      );
     else if (choice === "Show Logs") this.log.show();
   }
 

@@ -5,7 +5,11 @@ import type { ServerState } from "./server";
 import type { StatusParams } from "./protocol/methods";
 
 export class StatusItem implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem("denpex.status", vscode.StatusBarAlignment.Left, 10);
+  private readonly item = vscode.window.createStatusBarItem(
+    "denpex.status",
+    vscode.StatusBarAlignment.Left,
+    10,
+  );
   private state: ServerState = "stopped";
   private reason: string | undefined;
   private status: StatusParams | undefined;
@@ -31,19 +35,41 @@ export class StatusItem implements vscode.Disposable {
   render(): void {
     const terminalWatch = readConfig().terminal.watch;
     const watching = this.status?.watching ?? [];
-    const icon = this.state === "running" ? (watching.length > 0 ? "$(eye)" : "$(shield)") : this.state === "starting" ? "$(sync~spin)" : "$(error)";
+    const icon =
+      this.state === "running"
+        ? watching.length > 0
+          ? "$(eye)"
+          : "$(shield)"
+        : this.state === "starting"
+          ? "$(sync~spin)"
+          : "$(error)";
     this.item.text = `${icon} Denpex`;
-    this.item.backgroundColor = this.state === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
+    this.item.backgroundColor =
+      this.state === "failed" ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**Denpex** — ${this.state === "running" ? "local-only" : this.state}${this.reason ? `: ${escapeMd(this.reason)}` : ""}\n\n`);
-    md.appendMarkdown("Everything runs on this machine; nothing leaves it (no network, no telemetry).\n\n");
-    md.appendMarkdown(`- Terminal watching: ${terminalWatch ? `on (${this.terminalsIntegrated()} shell-integrated terminal(s))` : "off"}\n`);
-    md.appendMarkdown(`- Checkpoint directories: ${watching.length > 0 ? watching.map((w) => `\`${escapeMd(w)}\``).join(", ") : "none"}\n`);
-    if (this.status?.missing && this.status.missing.length > 0) md.appendMarkdown(`- Missing: ${this.status.missing.map((w) => `\`${escapeMd(w)}\``).join(", ")}\n`);
-    if (this.status?.reference) md.appendMarkdown(`- Reference run: \`${escapeMd(this.status.reference)}\`\n`);
-    if (this.status?.lastCheck) md.appendMarkdown(`- Last drift check: ${escapeMd(this.status.lastCheck)}\n`);
+    md.appendMarkdown(
+      `**Denpex** — ${this.state === "running" ? "local-only" : this.state}${this.reason ? `: ${escapeMd(this.reason)}` : ""}\n\n`,
+    );
+    md.appendMarkdown(
+      "Everything runs on this machine; nothing leaves it (no network, no telemetry).\n\n",
+    );
+    md.appendMarkdown(
+      `- Terminal watching: ${terminalWatch ? `on (${this.terminalsIntegrated()} shell-integrated terminal(s))` : "off"}\n`,
+    );
+    md.appendMarkdown(
+      `- Checkpoint directories: ${watching.length > 0 ? watching.map((w) => `\`${escapeMd(w)}\``).join(", ") : "none"}\n`,
+    );
+    if (this.status?.missing && this.status.missing.length > 0)
+      md.appendMarkdown(
+        `- Missing: ${this.status.missing.map((w) => `\`${escapeMd(w)}\``).join(", ")}\n`,
+      );
+    if (this.status?.reference)
+      md.appendMarkdown(`- Reference run: \`${escapeMd(this.status.reference)}\`\n`);
+    if (this.status?.lastCheck)
+      md.appendMarkdown(`- Last drift check: ${escapeMd(this.status.lastCheck)}\n`);
     if (this.status) md.appendMarkdown(`- Log documents diagnosed: ${this.status.documents}\n`);
-    if (this.status && this.status.blockedConnections > 0) md.appendMarkdown(`- Blocked network attempts: ${this.status.blockedConnections}\n`);
+    if (this.status && this.status.blockedConnections > 0)
+      md.appendMarkdown(`- Blocked network attempts: ${this.status.blockedConnections}\n`);
     md.appendMarkdown("\nClick to show the logs.");
     this.item.tooltip = md;
   }

@@ -5,7 +5,13 @@
 import * as vscode from "vscode";
 import { splitForTransport } from "./core/transport";
 import type { ServerManager } from "./server";
-import { TERMINAL_CLOSED, TERMINAL_COMMAND_END, TERMINAL_DATA, type TerminalCommandEndParams, type TerminalDataParams } from "./protocol/methods";
+import {
+  TERMINAL_CLOSED,
+  TERMINAL_COMMAND_END,
+  TERMINAL_DATA,
+  type TerminalCommandEndParams,
+  type TerminalDataParams,
+} from "./protocol/methods";
 
 const MAX_CHUNK = 64 * 1024;
 

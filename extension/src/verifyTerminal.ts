@@ -6,14 +6,21 @@ import { VERIFY_TERMINAL } from "./protocol/methods";
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export function runInVerifyTerminal(command: string, name = VERIFY_TERMINAL): vscode.Terminal | undefined {
+export function runInVerifyTerminal(
+  command: string,
+  name = VERIFY_TERMINAL,
+): vscode.Terminal | undefined {
   if (CONTROL.test(command)) {
     // The server writes such characters as $'\x..' escapes; a command holding one raw did not
     // come from it. Typing it would run what precedes the line break.
-    void vscode.window.showErrorMessage("Denpex: not typing a command that contains a line break or control character.");
+    void vscode.window.showErrorMessage(
+      "Denpex: not typing a command that contains a line break or control character.",
+    );
     return undefined;
   }
-  const existing = vscode.window.terminals.find((t) => t.name === name && t.exitStatus === undefined);
+  const existing = vscode.window.terminals.find(
+    (t) => t.name === name && t.exitStatus === undefined,
+  );
   const terminal = existing ?? vscode.window.createTerminal({ name });
   terminal.show(false);
   // Typed, never run: the command is built from log text and file names that someone else

@@ -18,7 +18,11 @@ export interface DriftSeries {
   readonly verdict: string;
   readonly flagged: boolean;
   /** Upper edge of the benign noise per step, when a noise reference is known. */
-  readonly noise?: readonly { readonly step: number; readonly l2: number; readonly rel_l2: number }[];
+  readonly noise?: readonly {
+    readonly step: number;
+    readonly l2: number;
+    readonly rel_l2: number;
+  }[];
 }
 
 export type Metric = "l2" | "rel_l2";
@@ -28,11 +32,15 @@ export interface Scale {
   readonly domain: readonly [number, number];
 }
 
-export function linearScale(domain: readonly [number, number], range: readonly [number, number]): Scale {
+export function linearScale(
+  domain: readonly [number, number],
+  range: readonly [number, number],
+): Scale {
   const [d0, d1] = domain;
   const [r0, r1] = range;
   const span = d1 - d0;
-  const f = ((v: number) => (span === 0 ? (r0 + r1) / 2 : r0 + ((v - d0) / span) * (r1 - r0))) as Scale;
+  const f = ((v: number) =>
+    span === 0 ? (r0 + r1) / 2 : r0 + ((v - d0) / span) * (r1 - r0)) as Scale;
   Object.defineProperty(f, "domain", { value: [d0, d1] });
   return f;
 }
@@ -79,8 +87,12 @@ const MARGIN = { top: 24, right: 16, bottom: 36, left: 64 };
 /** SVG for one metric; every string from a report is escaped. */
 export function renderDriftChart(series: readonly DriftSeries[], opts: ChartOptions): string {
   const finite = (v: number) => Number.isFinite(v);
-  const pts = series.flatMap((s) => s.points.filter((p) => finite(p[opts.metric]) && finite(p.step)));
-  const noise = series.flatMap((s) => (s.noise ?? []).filter((p) => finite(p[opts.metric]) && finite(p.step)));
+  const pts = series.flatMap((s) =>
+    s.points.filter((p) => finite(p[opts.metric]) && finite(p.step)),
+  );
+  const noise = series.flatMap((s) =>
+    (s.noise ?? []).filter((p) => finite(p[opts.metric]) && finite(p.step)),
+  );
   const label = opts.metric === "l2" ? "L2 distance" : "relative L2";
   if (pts.length === 0) {
     return `<svg class="chart" role="img" aria-label="${escapeHtml(label)}: no data" width="${opts.width}" height="${opts.height}" viewBox="0 0 ${opts.width} ${opts.height}"><text x="${opts.width / 2}" y="${opts.height / 2}" text-anchor="middle" class="empty">No checkpoints compared yet</text></svg>`;
@@ -89,41 +101,68 @@ export function renderDriftChart(series: readonly DriftSeries[], opts: ChartOpti
   const values = [0, ...pts.map((p) => p[opts.metric]), ...noise.map((p) => p[opts.metric])];
   const xTicks = niceTicks(Math.min(...steps), Math.max(...steps), 6);
   const yTicks = niceTicks(Math.min(...values), Math.max(...values), 5);
-  const x = linearScale([xTicks[0], xTicks[xTicks.length - 1]], [MARGIN.left, opts.width - MARGIN.right]);
-  const y = linearScale([yTicks[0], yTicks[yTicks.length - 1]], [opts.height - MARGIN.bottom, MARGIN.top]);
+  const x = linearScale(
+    [xTicks[0], xTicks[xTicks.length - 1]],
+    [MARGIN.left, opts.width - MARGIN.right],
+  );
+  const y = linearScale(
+    [yTicks[0], yTicks[yTicks.length - 1]],
+    [opts.height - MARGIN.bottom, MARGIN.top],
+  );
   const f = (n: number) => n.toFixed(1);
 
   const parts: string[] = [];
-  parts.push(`<svg class="chart" role="img" aria-label="${escapeHtml(label)} per step" width="${opts.width}" height="${opts.height}" viewBox="0 0 ${opts.width} ${opts.height}" xmlns="http://www.w3.org/2000/svg">`);
+  parts.push(
+    `<svg class="chart" role="img" aria-label="${escapeHtml(label)} per step" width="${opts.width}" height="${opts.height}" viewBox="0 0 ${opts.width} ${opts.height}" xmlns="http://www.w3.org/2000/svg">`,
+  );
   parts.push(`<text class="title" x="${MARGIN.left}" y="14">${escapeHtml(label)} per step</text>`);
   for (const t of yTicks) {
-    parts.push(`<line class="grid" x1="${MARGIN.left}" x2="${opts.width - MARGIN.right}" y1="${f(y(t))}" y2="${f(y(t))}"/><text class="tick" x="${MARGIN.left - 6}" y="${f(y(t) + 4)}" text-anchor="end">${escapeHtml(formatValue(t))}</text>`);
+    parts.push(
+      `<line class="grid" x1="${MARGIN.left}" x2="${opts.width - MARGIN.right}" y1="${f(y(t))}" y2="${f(y(t))}"/><text class="tick" x="${MARGIN.left - 6}" y="${f(y(t) + 4)}" text-anchor="end">${escapeHtml(formatValue(t))}</text>`,
+    );
   }
   for (const t of xTicks) {
-    parts.push(`<line class="grid" x1="${f(x(t))}" x2="${f(x(t))}" y1="${opts.height - MARGIN.bottom}" y2="${opts.height - MARGIN.bottom + 4}"/><text class="tick" x="${f(x(t))}" y="${opts.height - MARGIN.bottom + 16}" text-anchor="middle">${escapeHtml(formatValue(t))}</text>`);
+    parts.push(
+      `<line class="grid" x1="${f(x(t))}" x2="${f(x(t))}" y1="${opts.height - MARGIN.bottom}" y2="${opts.height - MARGIN.bottom + 4}"/><text class="tick" x="${f(x(t))}" y="${opts.height - MARGIN.bottom + 16}" text-anchor="middle">${escapeHtml(formatValue(t))}</text>`,
+    );
   }
-  parts.push(`<text class="axis" x="${(MARGIN.left + opts.width - MARGIN.right) / 2}" y="${opts.height - 4}" text-anchor="middle">step</text>`);
+  parts.push(
+    `<text class="axis" x="${(MARGIN.left + opts.width - MARGIN.right) / 2}" y="${opts.height - 4}" text-anchor="middle">step</text>`,
+  );
 
   series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length];
-    const envelope = (s.noise ?? []).filter((p) => finite(p[opts.metric])).sort((a, b) => a.step - b.step);
+    const envelope = (s.noise ?? [])
+      .filter((p) => finite(p[opts.metric]))
+      .sort((a, b) => a.step - b.step);
     if (envelope.length > 0) {
       // Shaded band from zero up to the noise edge: inside it, distance is benign.
       const top = envelope.map((p) => `${f(x(p.step))},${f(y(p[opts.metric]))}`);
       const base = [...envelope].reverse().map((p) => `${f(x(p.step))},${f(y(0))}`);
-      parts.push(`<polygon class="noise" points="${[...top, ...base].join(" ")}" fill="${color}" fill-opacity="0.12"><title>noise envelope (${escapeHtml(s.run)})</title></polygon>`);
+      parts.push(
+        `<polygon class="noise" points="${[...top, ...base].join(" ")}" fill="${color}" fill-opacity="0.12"><title>noise envelope (${escapeHtml(s.run)})</title></polygon>`,
+      );
     }
-    const line = s.points.filter((p) => finite(p[opts.metric])).slice().sort((a, b) => a.step - b.step);
+    const line = s.points
+      .filter((p) => finite(p[opts.metric]))
+      .slice()
+      .sort((a, b) => a.step - b.step);
     if (line.length > 0) {
-      parts.push(`<polyline class="series" fill="none" stroke="${color}" stroke-width="2" points="${line.map((p) => `${f(x(p.step))},${f(y(p[opts.metric]))}`).join(" ")}"/>`);
+      parts.push(
+        `<polyline class="series" fill="none" stroke="${color}" stroke-width="2" points="${line.map((p) => `${f(x(p.step))},${f(y(p[opts.metric]))}`).join(" ")}"/>`,
+      );
       for (const p of line) {
-        parts.push(`<circle cx="${f(x(p.step))}" cy="${f(y(p[opts.metric]))}" r="3" fill="${color}"><title>${escapeHtml(s.run)} step ${escapeHtml(p.step)}: ${escapeHtml(formatValue(p[opts.metric]))}</title></circle>`);
+        parts.push(
+          `<circle cx="${f(x(p.step))}" cy="${f(y(p[opts.metric]))}" r="3" fill="${color}"><title>${escapeHtml(s.run)} step ${escapeHtml(p.step)}: ${escapeHtml(formatValue(p[opts.metric]))}</title></circle>`,
+        );
       }
     }
     if (s.onsetStep !== null && finite(s.onsetStep)) {
       const ox = f(x(s.onsetStep));
       const who = s.faultyRank !== null ? `, rank ${s.faultyRank}` : "";
-      parts.push(`<line class="onset" x1="${ox}" x2="${ox}" y1="${MARGIN.top}" y2="${opts.height - MARGIN.bottom}" stroke="${color}" stroke-dasharray="4 3"/><text class="onset-label" x="${ox}" y="${MARGIN.top + 12 + i * 12}" dx="4">onset step ${escapeHtml(s.onsetStep)}${escapeHtml(who)}</text>`);
+      parts.push(
+        `<line class="onset" x1="${ox}" x2="${ox}" y1="${MARGIN.top}" y2="${opts.height - MARGIN.bottom}" stroke="${color}" stroke-dasharray="4 3"/><text class="onset-label" x="${ox}" y="${MARGIN.top + 12 + i * 12}" dx="4">onset step ${escapeHtml(s.onsetStep)}${escapeHtml(who)}</text>`,
+      );
     }
   });
   parts.push(`</svg>`);

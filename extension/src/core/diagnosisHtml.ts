@@ -36,7 +36,9 @@ function evidenceRow(ev: Evidence): string {
 // failed its check) is shown with Copy only; a runnable one is typed into a terminal, and
 // the user presses Enter (verifyTerminal.ts).
 function verificationRow(command: string, runnable: boolean): string {
-  const type = runnable ? `<button data-action="runInTerminal" data-command="${escapeHtml(command)}">Type in terminal</button>\n` : "";
+  const type = runnable
+    ? `<button data-action="runInTerminal" data-command="${escapeHtml(command)}">Type in terminal</button>\n`
+    : "";
   const note = runnable ? "" : `<span class="check">fill in or check before running</span> `;
   return `<li class="verify"><pre class="cmd">${escapeHtml(command)}</pre>
 <span class="buttons">${note}${type}<button data-action="copy" data-command="${escapeHtml(command)}">Copy</button></span></li>`;
@@ -46,15 +48,32 @@ function list(items: readonly string[]): string {
   return `<ul>${items.map((i) => `<li>${escapeHtml(i)}</li>`).join("")}</ul>`;
 }
 
-function findingSection(f: Finding, index: number, prevention: readonly string[] | undefined): string {
+function findingSection(
+  f: Finding,
+  index: number,
+  prevention: readonly string[] | undefined,
+): string {
   // The server sends the rank sets and the initiator phrased (finding.py), as the CLI and the
   // Markdown export print them.
   const collateral = f.collateral_ranks_text || "none";
-  const suspects = f.suspect_ranks_text ? `<dt>Suspect ranks</dt><dd>${escapeHtml(f.suspect_ranks_text)}</dd>` : "";
-  const attribution = f.attribution ? `<dt>Attribution</dt><dd class="attribution">${escapeHtml(`${f.attribution.confidence} confidence, ${f.attribution.reason}`)}</dd>` : "";
-  const evidence = f.evidence.length > 0 ? `<ol class="evidence">${f.evidence.map(evidenceRow).join("\n")}</ol>` : "<p>No evidence lines.</p>";
-  const verification = f.verification.length > 0 ? `<ul class="verification">${f.verification.map((c, i) => verificationRow(c, f.verification_runnable?.[i] === true)).join("\n")}</ul>` : "<p>No verification commands.</p>";
-  const preventionBlock = prevention && prevention.length > 0 ? list(prevention) : "<p class=\"muted\">Open the catalog entry for prevention steps.</p>";
+  const suspects = f.suspect_ranks_text
+    ? `<dt>Suspect ranks</dt><dd>${escapeHtml(f.suspect_ranks_text)}</dd>`
+    : "";
+  const attribution = f.attribution
+    ? `<dt>Attribution</dt><dd class="attribution">${escapeHtml(`${f.attribution.confidence} confidence, ${f.attribution.reason}`)}</dd>`
+    : "";
+  const evidence =
+    f.evidence.length > 0
+      ? `<ol class="evidence">${f.evidence.map(evidenceRow).join("\n")}</ol>`
+      : "<p>No evidence lines.</p>";
+  const verification =
+    f.verification.length > 0
+      ? `<ul class="verification">${f.verification.map((c, i) => verificationRow(c, f.verification_runnable?.[i] === true)).join("\n")}</ul>`
+      : "<p>No verification commands.</p>";
+  const preventionBlock =
+    prevention && prevention.length > 0
+      ? list(prevention)
+      : '<p class="muted">Open the catalog entry for prevention steps.</p>';
   return `<section class="finding" id="finding-${index}">
 <h2>${index === 0 ? "" : "Also: "}${escapeHtml(f.title)}</h2>
 <p class="meta"><span class="badge">${escapeHtml(f.category)}</span> <code>${escapeHtml(f.id)}</code> · confidence ${escapeHtml(Math.round(f.confidence * 100))}%</p>
@@ -119,12 +138,25 @@ export function renderDiagnosisBody(input: DiagnosisViewInput): string {
   const body =
     diagnosis.findings.length === 0
       ? `<p class="none">No known failure found in this text.</p>`
-      : diagnosis.findings.map((f, i) => findingSection(f, i, input.prevention?.get(f.id))).join("\n");
+      : diagnosis.findings
+          .map((f, i) => findingSection(f, i, input.prevention?.get(f.id)))
+          .join("\n");
   return `${header}\n${body}\n<p class="privacy">Diagnosed on this machine by the local Denpex server; nothing was sent anywhere.</p>`;
 }
 
-export function renderDiagnosisHtml(input: DiagnosisViewInput, nonce: string, cspSource: string): string {
-  return webviewDocument({ title: "Denpex diagnosis", nonce, cspSource, css: CSS, body: renderDiagnosisBody(input), script: SCRIPT });
+export function renderDiagnosisHtml(
+  input: DiagnosisViewInput,
+  nonce: string,
+  cspSource: string,
+): string {
+  return webviewDocument({
+    title: "Denpex diagnosis",
+    nonce,
+    cspSource,
+    css: CSS,
+    body: renderDiagnosisBody(input),
+    script: SCRIPT,
+  });
 }
 
 /** Validates a message posted by the page; the page is untrusted input too. */
@@ -138,11 +170,12 @@ export function parseDiagnosisViewMessage(raw: unknown): DiagnosisViewMessage | 
         : undefined;
     case "runInTerminal":
     case "copy":
-      return typeof m.command === "string" && m.command.length > 0 ? { type: m.type, command: m.command } : undefined;
+      return typeof m.command === "string" && m.command.length > 0
+        ? { type: m.type, command: m.command }
+        : undefined;
     case "copyMarkdown":
       return { type: "copyMarkdown" };
     default:
       return undefined;
   }
 }
-

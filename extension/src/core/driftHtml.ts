@@ -46,6 +46,17 @@ ${renderDriftChart(series, { width: 560, height: 240, metric: "rel_l2" })}
 <p class="muted">Computed on this machine; shaded bands are the benign-noise envelope where a noise reference is set; dashed lines mark the onset step.</p>`;
 }
 
-export function renderDriftHtml(series: readonly DriftSeries[], nonce: string, cspSource: string): string {
-  return webviewDocument({ title: "Denpex drift", nonce, cspSource, css: CSS, body: renderDriftBody(series), script: "" });
+export function renderDriftHtml(
+  series: readonly DriftSeries[],
+  nonce: string,
+  cspSource: string,
+): string {
+  return webviewDocument({
+    title: "Denpex drift",
+    nonce,
+    cspSource,
+    css: CSS,
+    body: renderDriftBody(series),
+    script: "",
+  });
 }

@@ -7,7 +7,11 @@ import type { DriftPoint, DriftSeries } from "./chart";
 
 function points(report: DriftReport): DriftPoint[] {
   // null stands for a non-finite distance (NaN/Inf weights); the chart skips NaN.
-  return report.points.map((p) => ({ step: p.step, l2: p.l2 ?? Number.NaN, rel_l2: p.rel_l2 ?? Number.NaN }));
+  return report.points.map((p) => ({
+    step: p.step,
+    l2: p.l2 ?? Number.NaN,
+    rel_l2: p.rel_l2 ?? Number.NaN,
+  }));
 }
 
 export function seriesFromReport(report: DriftReport, noise?: readonly DriftPoint[]): DriftSeries {
@@ -37,11 +41,19 @@ export class DriftStore {
       this.envelopes.set(normalise(report.reference), points(report));
       return;
     }
-    this.reports.set(`${report.mode}\u0000${normalise(report.run)}\u0000${normalise(report.reference ?? "")}`, report);
+    this.reports.set(
+      `${report.mode}\u0000${normalise(report.run)}\u0000${normalise(report.reference ?? "")}`,
+      report,
+    );
   }
 
   all(): DriftSeries[] {
-    return [...this.reports.values()].map((r) => seriesFromReport(r, r.reference === null ? undefined : this.envelopes.get(normalise(r.reference))));
+    return [...this.reports.values()].map((r) =>
+      seriesFromReport(
+        r,
+        r.reference === null ? undefined : this.envelopes.get(normalise(r.reference)),
+      ),
+    );
   }
 
   get size(): number {

@@ -38,7 +38,14 @@ export function contentSecurityPolicy(nonce: string, cspSource: string): string 
 }
 
 /** A complete webview document; `body` must already be escaped markup. */
-export function webviewDocument(opts: { title: string; nonce: string; cspSource: string; css: string; body: string; script: string }): string {
+export function webviewDocument(opts: {
+  title: string;
+  nonce: string;
+  cspSource: string;
+  css: string;
+  body: string;
+  script: string;
+}): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -28,15 +28,24 @@ export type Resolution =
   | { readonly ok: false; readonly message: string };
 
 /** Expands `~` and `${workspaceFolder}` the way users write them in settings.json. */
-export function expandSettingPath(value: string, homeDir?: string, workspaceFolder?: string): string {
+export function expandSettingPath(
+  value: string,
+  homeDir?: string,
+  workspaceFolder?: string,
+): string {
   let out = value.trim();
   if (workspaceFolder !== undefined) out = out.split("${workspaceFolder}").join(workspaceFolder);
-  if (homeDir !== undefined && (out === "~" || out.startsWith("~/"))) out = path.join(homeDir, out.slice(1));
+  if (homeDir !== undefined && (out === "~" || out.startsWith("~/")))
+    out = path.join(homeDir, out.slice(1));
   return out;
 }
 
 /** Looks a bare command name up on PATH; returns undefined when absent. */
-export function findOnPath(name: string, pathEnv: string | undefined, isExecutable: (f: string) => boolean): string | undefined {
+export function findOnPath(
+  name: string,
+  pathEnv: string | undefined,
+  isExecutable: (f: string) => boolean,
+): string | undefined {
   if (name.includes("/")) return isExecutable(name) ? name : undefined;
   for (const dir of (pathEnv ?? "").split(path.delimiter)) {
     if (dir === "") continue;
@@ -53,7 +62,10 @@ export function resolveInterpreter(inputs: InterpreterInputs): Resolution {
     const found = findOnPath(expanded, inputs.pathEnv, inputs.isExecutable);
     // An explicit setting that does not work is an error, not a cue to silently pick another Python.
     if (found === undefined) {
-      return { ok: false, message: `denpex.python.interpreter is set to "${setting}", which is not an executable file.` };
+      return {
+        ok: false,
+        message: `denpex.python.interpreter is set to "${setting}", which is not an executable file.`,
+      };
     }
     return { ok: true, interpreter: { command: found, source: "setting" } };
   }
@@ -65,12 +77,16 @@ export function resolveInterpreter(inputs: InterpreterInputs): Resolution {
   if (onPath !== undefined) return { ok: true, interpreter: { command: onPath, source: "path" } };
   return {
     ok: false,
-    message: "No Python interpreter found: set denpex.python.interpreter, select one with the Python extension, or put python3 on PATH.",
+    message:
+      "No Python interpreter found: set denpex.python.interpreter, select one with the Python extension, or put python3 on PATH.",
   };
 }
 
 /** Arguments that print denpex's version, or fail when it is not importable. */
-export const IMPORT_CHECK_ARGS: readonly string[] = ["-c", "import sys, denpex; sys.stdout.write(denpex.__version__)"];
+export const IMPORT_CHECK_ARGS: readonly string[] = [
+  "-c",
+  "import sys, denpex; sys.stdout.write(denpex.__version__)",
+];
 
 /** Arguments that start the server over stdio. */
 export const SERVE_ARGS: readonly string[] = ["-m", "denpex", "serve"];
@@ -83,9 +99,16 @@ export function pipInstallArgs(target: string): string[] {
 /** One line for the user when denpex is missing from the chosen interpreter. */
 export function missingDenpexMessage(candidate: InterpreterCandidate, detail: string): string {
   const origin =
-    candidate.source === "setting" ? "from denpex.python.interpreter"
-    : candidate.source === "python-extension" ? "selected in the Python extension"
-    : "found on PATH";
-  const reason = detail.trim().split("\n").filter((l) => l.trim() !== "").pop() ?? "import failed";
+    candidate.source === "setting"
+      ? "from denpex.python.interpreter"
+      : candidate.source === "python-extension"
+        ? "selected in the Python extension"
+        : "found on PATH";
+  const reason =
+    detail
+      .trim()
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .pop() ?? "import failed";
   return `Denpex is not installed in ${candidate.command} (${origin}): ${reason}`;
 }

@@ -50,7 +50,12 @@ export interface BackoffOptions {
   readonly maxCrashesInWindow: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 500, maxMs: 30_000, windowMs: 180_000, maxCrashesInWindow: 5 };
+export const DEFAULT_BACKOFF: BackoffOptions = {
+  baseMs: 500,
+  maxMs: 30_000,
+  windowMs: 180_000,
+  maxCrashesInWindow: 5,
+};
 
 export type CrashDecision =
   | { readonly action: "restart"; readonly delayMs: number; readonly notify: boolean }
@@ -83,7 +88,10 @@ export class CrashPolicy {
 
 /** Settings whose change needs a new server process; the rest reach it via didChangeConfiguration. */
 // The globs also shape the document selector, fixed when the client starts.
-export const RESTART_SETTINGS: readonly string[] = ["denpex.python.interpreter", "denpex.logs.globs"];
+export const RESTART_SETTINGS: readonly string[] = [
+  "denpex.python.interpreter",
+  "denpex.logs.globs",
+];
 
 export function needsRestart(affects: (section: string) => boolean): boolean {
   return RESTART_SETTINGS.some((s) => affects(s));

@@ -10,7 +10,8 @@ export const TERMINAL_DATA: typeof g.lspTerminalData.X_METHOD = "denpex/terminal
 export type TerminalDataParams = g.lspTerminalData.LspTerminalData;
 
 /** client → server notification: a shell-integrated command finished. */
-export const TERMINAL_COMMAND_END: typeof g.lspTerminalCommandEnd.X_METHOD = "denpex/terminalCommandEnd";
+export const TERMINAL_COMMAND_END: typeof g.lspTerminalCommandEnd.X_METHOD =
+  "denpex/terminalCommandEnd";
 export type TerminalCommandEndParams = g.lspTerminalCommandEnd.LspTerminalCommandEnd;
 
 /** client → server notification: the terminal is gone. */
@@ -36,12 +37,14 @@ export const CATALOG_LIST: typeof g.lspCatalogListResult.X_METHOD = "denpex/cata
 export type CatalogListResult = g.lspCatalogListResult.LspCatalogListResult;
 
 /** client → server request: diagnose a terminal's last command from the server's buffer. */
-export const DIAGNOSE_TERMINAL: typeof g.lspDiagnoseTerminalParams.X_METHOD = "denpex/diagnoseTerminal";
+export const DIAGNOSE_TERMINAL: typeof g.lspDiagnoseTerminalParams.X_METHOD =
+  "denpex/diagnoseTerminal";
 export type DiagnoseTerminalParams = g.lspDiagnoseTerminalParams.LspDiagnoseTerminalParams;
 export type DiagnoseTerminalResult = g.lspDiagnoseTerminalResult.LspDiagnoseTerminalResult;
 
 /** client → server request: a diagnosis as ticket-ready Markdown, redacted on request. */
-export const DIAGNOSIS_MARKDOWN: typeof g.lspDiagnosisMarkdownParams.X_METHOD = "denpex/diagnosisMarkdown";
+export const DIAGNOSIS_MARKDOWN: typeof g.lspDiagnosisMarkdownParams.X_METHOD =
+  "denpex/diagnosisMarkdown";
 export type DiagnosisMarkdownParams = g.lspDiagnosisMarkdownParams.LspDiagnosisMarkdownParams;
 export type DiagnosisMarkdownResult = g.lspDiagnosisMarkdownResult.LspDiagnosisMarkdownResult;
 

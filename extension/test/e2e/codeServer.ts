@@ -31,26 +31,59 @@ function freePort(): Promise<number> {
 
 function nodeEnv(home: string): NodeJS.ProcessEnv {
   // Node 24 first on PATH; HOME inside the sandbox so nothing in the real home is read or written.
-  return { ...process.env, PATH: `${NODE_BIN}:${process.env.PATH}`, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_DATA_HOME: path.join(home, ".local/share") };
+  return {
+    ...process.env,
+    PATH: `${NODE_BIN}:${process.env.PATH}`,
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_DATA_HOME: path.join(home, ".local/share"),
+  };
 }
 
-function codeServerArgs(dirs: { userDataDir: string; extensionsDir: string; config: string }): string[] {
-  return [CODE_SERVER, "--config", dirs.config, "--user-data-dir", dirs.userDataDir, "--extensions-dir", dirs.extensionsDir, "--disable-telemetry", "--disable-update-check"];
+function codeServerArgs(dirs: {
+  userDataDir: string;
+  extensionsDir: string;
+  config: string;
+}): string[] {
+  return [
+    CODE_SERVER,
+    "--config",
+    dirs.config,
+    "--user-data-dir",
+    dirs.userDataDir,
+    "--extensions-dir",
+    dirs.extensionsDir,
+    "--disable-telemetry",
+    "--disable-update-check",
+  ];
 }
 
 export function requireInstalled(): void {
   if (!existsSync(CODE_SERVER) || !existsSync(path.join(NODE_BIN, "node"))) {
-    throw new Error("code-server is not installed: run `bash extension/scripts/setup-e2e.sh` (npm run test:e2e does)");
+    throw new Error(
+      "code-server is not installed: run `bash extension/scripts/setup-e2e.sh` (npm run test:e2e does)",
+    );
   }
 }
 
-export async function startCodeServer(opts: { sandbox: string; vsix: string; workspace: string; userSettings: Record<string, unknown> }): Promise<CodeServer> {
+export async function startCodeServer(opts: {
+  sandbox: string;
+  vsix: string;
+  workspace: string;
+  userSettings: Record<string, unknown>;
+}): Promise<CodeServer> {
   requireInstalled();
   const home = path.join(opts.sandbox, "home");
   const userDataDir = path.join(opts.sandbox, "user-data");
   const extensionsDir = path.join(opts.sandbox, "extensions");
   const config = path.join(opts.sandbox, "code-server.yaml");
-  for (const d of [home, path.join(userDataDir, "User"), path.join(userDataDir, "Machine"), extensionsDir]) mkdirSync(d, { recursive: true });
+  for (const d of [
+    home,
+    path.join(userDataDir, "User"),
+    path.join(userDataDir, "Machine"),
+    extensionsDir,
+  ])
+    mkdirSync(d, { recursive: true });
   writeFileSync(config, "auth: none\ncert: false\n");
   // code-server is a remote window: machine-scoped settings (denpex.python.interpreter) are
   // read from the Machine settings there, everything else from User settings.
@@ -60,15 +93,35 @@ export async function startCodeServer(opts: { sandbox: string; vsix: string; wor
   const dirs = { userDataDir, extensionsDir, config };
   const node = path.join(NODE_BIN, "node");
   // --install-extension takes a .vsix (not a folder), exactly as a user installs it.
-  execFileSync(node, [...codeServerArgs(dirs), "--install-extension", opts.vsix], { env: nodeEnv(home), stdio: "pipe", timeout: 120_000 });
-  const port = await freePort();
-  const child = spawn(node, [...codeServerArgs(dirs), "--bind-addr", `127.0.0.1:${port}`, "--auth", "none", "--disable-workspace-trust", "--disable-getting-started-override", opts.workspace], {
+  execFileSync(node, [...codeServerArgs(dirs), "--install-extension", opts.vsix], {
     env: nodeEnv(home),
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: "pipe",
+    timeout: 120_000,
   });
+  const port = await freePort();
+  const child = spawn(
+    node,
+    [
+      ...codeServerArgs(dirs),
+      "--bind-addr",
+      `127.0.0.1:${port}`,
+      "--auth",
+      "none",
+      "--disable-workspace-trust",
+      "--disable-getting-started-override",
+      opts.workspace,
+    ],
+    {
+      env: nodeEnv(home),
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const output: string[] = [];
   const listening = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`code-server did not start in 60 s:\n${output.join("")}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`code-server did not start in 60 s:\n${output.join("")}`)),
+      60_000,
+    );
     const onData = (d: Buffer) => {
       output.push(d.toString());
       if (/HTTP server listening on/.test(output.join(""))) {
@@ -78,7 +131,9 @@ export async function startCodeServer(opts: { sandbox: string; vsix: string; wor
     };
     child.stdout!.on("data", onData);
     child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`code-server exited with ${code}:\n${output.join("")}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`code-server exited with ${code}:\n${output.join("")}`)),
+    );
   });
   await listening;
   return {

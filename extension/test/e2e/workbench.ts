@@ -12,7 +12,9 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible" });
   await input.fill(`>${title}`);
-  const row = page.locator(".quick-input-list .monaco-list-row").filter({ has: page.locator(".label-name", { hasText: new RegExp(`^${escapeRe(title)}$`) }) });
+  const row = page
+    .locator(".quick-input-list .monaco-list-row")
+    .filter({ has: page.locator(".label-name", { hasText: new RegExp(`^${escapeRe(title)}$`) }) });
   await row.first().waitFor({ state: "visible", timeout: 20_000 });
   await row.first().click();
 }
@@ -44,7 +46,9 @@ export async function goToLine(page: Page, line: number): Promise<void> {
 
 /** Waits until the status bar shows the cursor on this 1-based line: keys reached the editor. */
 export async function cursorAt(page: Page, line: number, timeout = 20_000): Promise<void> {
-  const item = page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${line}, Col 1\\b`) }).first();
+  const item = page
+    .locator(".statusbar-item", { hasText: new RegExp(`Ln ${line}, Col 1\\b`) })
+    .first();
   await item.waitFor({ timeout }).catch(async (err: Error) => {
     const shown = await page.locator(".statusbar-item").allInnerTexts();
     throw new Error(`cursor not on line ${line}; status bar: ${shown.join(" | ")}\n${err.message}`);
@@ -71,7 +75,11 @@ export async function selectLines(page: Page, first: number, last: number): Prom
  * The page inside the webview panel whose tab has this title and whose h1 reads `heading`.
  * Each webview is an outer iframe (class "webview") holding the page in #active-frame.
  */
-export async function webview(page: Page, tabTitle: string, heading: string): Promise<FrameLocator> {
+export async function webview(
+  page: Page,
+  tabTitle: string,
+  heading: string,
+): Promise<FrameLocator> {
   await page.locator(`.tab[aria-label*="${tabTitle}"]`).first().waitFor({ timeout: 30_000 });
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -79,7 +87,13 @@ export async function webview(page: Page, tabTitle: string, heading: string): Pr
     const count = await outer.count();
     for (let i = 0; i < count; i++) {
       const frame = page.frameLocator("iframe.webview").nth(i).frameLocator("#active-frame");
-      if ((await frame.locator("h1", { hasText: heading }).count().catch(() => 0)) > 0) return frame;
+      if (
+        (await frame
+          .locator("h1", { hasText: heading })
+          .count()
+          .catch(() => 0)) > 0
+      )
+        return frame;
     }
     await page.waitForTimeout(250);
   }

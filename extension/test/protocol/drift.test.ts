@@ -19,38 +19,86 @@ writeRun(ref, "reference");
 writeRun(run, "faulty", STEPS.slice(0, -1));
 writeRun(healthy, "healthy");
 
-const session = new ServerSession({ checkpoints: { watch: [run, healthy], reference: ref }, drift: { device: "cpu" } }, dir);
+const session = new ServerSession(
+  { checkpoints: { watch: [run, healthy], reference: ref }, drift: { device: "cpu" } },
+  dir,
+);
 after(async () => {
   await session.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("a checkpoint landing in a watched directory produces a schema-valid, flagged drift report and a diagnostic on the onset checkpoint", { timeout: 240_000 }, async () => {
-  await session.initialize(dir);
-  const last = STEPS[STEPS.length - 1];
-  // Give the watcher a moment to start, then land the newest checkpoint as a trainer would.
-  await new Promise((r) => setTimeout(r, 1500));
-  writeCheckpoint(run, "faulty", last);
-  const update = await session.waitFor<DriftUpdateParams>(DRIFT_UPDATE, (p) => path.resolve(p.report.run) === path.resolve(run) && p.report.points.some((pt) => pt.step === last), 180_000);
-  assertSchema("lsp-drift-update.schema.json", update);
-  const { report } = update;
-  assert.equal(path.resolve(report.run), path.resolve(run));
-  assert.deepEqual(report.points.map((p) => p.step), STEPS);
-  assert.equal(report.flagged, true, `verdict ${report.verdict}: ${report.notes.join("; ")}`);
-  assert.equal(report.verdict, "gradual_drift");
-  assert.ok(report.onset_step !== null && Math.abs(report.onset_step - FAULT_FROM) <= 100, `onset ${report.onset_step}`);
-  const before = report.points.filter((p) => p.step < FAULT_FROM).map((p) => p.l2 ?? Infinity);
-  const afterOnset = report.points.filter((p) => p.step >= FAULT_FROM + 200).map((p) => p.l2 ?? 0);
-  assert.ok(Math.min(...afterOnset) > 10 * Math.max(...before), "the faulty steps are far above the benign ones");
-  const flagged = await session.waitFor<PublishDiagnosticsParams>("textDocument/publishDiagnostics", (p) => p.uri.includes(`/faulty/step_`) && p.diagnostics.length > 0, 30_000);
-  assert.ok(flagged.diagnostics.every((d) => d.source === "denpex"));
-  assert.ok(flagged.uri.includes(`step_${report.onset_step}`), `diagnostic on the onset checkpoint: ${flagged.uri}`);
-});
+test(
+  "a checkpoint landing in a watched directory produces a schema-valid, flagged drift report and a diagnostic on the onset checkpoint",
+  { timeout: 240_000 },
+  async () => {
+    await session.initialize(dir);
+    const last = STEPS[STEPS.length - 1];
+    // Give the watcher a moment to start, then land the newest checkpoint as a trainer would.
+    await new Promise((r) => setTimeout(r, 1500));
+    writeCheckpoint(run, "faulty", last);
+    const update = await session.waitFor<DriftUpdateParams>(
+      DRIFT_UPDATE,
+      (p) =>
+        path.resolve(p.report.run) === path.resolve(run) &&
+        p.report.points.some((pt) => pt.step === last),
+      180_000,
+    );
+    assertSchema("lsp-drift-update.schema.json", update);
+    const { report } = update;
+    assert.equal(path.resolve(report.run), path.resolve(run));
+    assert.deepEqual(
+      report.points.map((p) => p.step),
+      STEPS,
+    );
+    assert.equal(report.flagged, true, `verdict ${report.verdict}: ${report.notes.join("; ")}`);
+    assert.equal(report.verdict, "gradual_drift");
+    assert.ok(
+      report.onset_step !== null && Math.abs(report.onset_step - FAULT_FROM) <= 100,
+      `onset ${report.onset_step}`,
+    );
+    const before = report.points.filter((p) => p.step < FAULT_FROM).map((p) => p.l2 ?? Infinity);
+    const afterOnset = report.points
+      .filter((p) => p.step >= FAULT_FROM + 200)
+      .map((p) => p.l2 ?? 0);
+    assert.ok(
+      Math.min(...afterOnset) > 10 * Math.max(...before),
+      "the faulty steps are far above the benign ones",
+    );
+    const flagged = await session.waitFor<PublishDiagnosticsParams>(
+      "textDocument/publishDiagnostics",
+      (p) => p.uri.includes(`/faulty/step_`) && p.diagnostics.length > 0,
+      30_000,
+    );
+    assert.ok(flagged.diagnostics.every((d) => d.source === "denpex"));
+    assert.ok(
+      flagged.uri.includes(`step_${report.onset_step}`),
+      `diagnostic on the onset checkpoint: ${flagged.uri}`,
+    );
+  },
+);
 
-test("a healthy rerun that differs only by round-off is reported but not flagged", { timeout: 240_000 }, async () => {
-  const update = await session.waitFor<DriftUpdateParams>(DRIFT_UPDATE, (p) => path.resolve(p.report.run) === path.resolve(healthy) && p.report.points.length === STEPS.length, 180_000);
-  assertSchema("lsp-drift-update.schema.json", update);
-  assert.ok(update.report.points.every((p) => (p.l2 ?? 0) > 0), "the runs do differ");
-  assert.equal(update.report.flagged, false, `verdict ${update.report.verdict}: ${update.report.notes.join("; ")}`);
-  assert.equal(update.report.onset_step, null);
-});
+test(
+  "a healthy rerun that differs only by round-off is reported but not flagged",
+  { timeout: 240_000 },
+  async () => {
+    const update = await session.waitFor<DriftUpdateParams>(
+      DRIFT_UPDATE,
+      (p) =>
+        path.resolve(p.report.run) === path.resolve(healthy) &&
+        p.report.points.length === STEPS.length,
+      180_000,
+    );
+    assertSchema("lsp-drift-update.schema.json", update);
+    assert.ok(
+      update.report.points.every((p) => (p.l2 ?? 0) > 0),
+      "the runs do differ",
+    );
+    assert.equal(
+      update.report.flagged,
+      false,
+      `verdict ${update.report.verdict}: ${update.report.notes.join("; ")}`,
+    );
+    assert.equal(update.report.onset_step, null);
+  },
+);

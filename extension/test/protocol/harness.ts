@@ -31,7 +31,9 @@ export function denpexPython(): string {
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
-for (const f of readdirSync(path.join(ROOT, "shared-schema")).filter((f) => f.endsWith(".schema.json"))) {
+for (const f of readdirSync(path.join(ROOT, "shared-schema")).filter((f) =>
+  f.endsWith(".schema.json"),
+)) {
   const schema = JSON.parse(readFileSync(path.join(ROOT, "shared-schema", f), "utf8"));
   // Schemas refer to each other by file name; register each under that name too.
   ajv.addSchema(schema, f);
@@ -41,7 +43,10 @@ for (const f of readdirSync(path.join(ROOT, "shared-schema")).filter((f) => f.en
 export function assertSchema(file: string, value: unknown): void {
   const validate = ajv.getSchema(file);
   if (!validate) throw new Error(`schema ${file} not found in shared-schema/`);
-  if (!validate(value)) throw new Error(`${file}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
+  if (!validate(value))
+    throw new Error(
+      `${file}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(value).slice(0, 2000)}`,
+    );
 }
 
 export function hasSchema(file: string): boolean {
@@ -61,15 +66,26 @@ export class ServerSession {
 
   constructor(settings: Record<string, unknown> = {}, cwd = ROOT) {
     this.settings = settings;
-    this.process = spawn(denpexPython(), ["-m", "denpex", "serve"], { cwd, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, PYTHONUNBUFFERED: "1" } });
+    this.process = spawn(denpexPython(), ["-m", "denpex", "serve"], {
+      cwd,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, PYTHONUNBUFFERED: "1" },
+    });
     this.process.stderr!.on("data", (d: Buffer) => this.stderr.push(d.toString()));
-    this.connection = createProtocolConnection(new StreamMessageReader(this.process.stdout!), new StreamMessageWriter(this.process.stdin!));
+    this.connection = createProtocolConnection(
+      new StreamMessageReader(this.process.stdout!),
+      new StreamMessageWriter(this.process.stdin!),
+    );
     this.connection.onNotification(PublishDiagnosticsNotification.type, (p) => {
       this.diagnostics.set(p.uri, p);
       this.record(PublishDiagnosticsNotification.method, p);
     });
     this.connection.onUnhandledNotification((m) => this.record(m.method, m.params));
-    this.connection.onRequest(ConfigurationRequest.type, (p) => p.items.map((i) => (i.section === "denpex" || i.section === undefined ? this.settings : null)));
+    this.connection.onRequest(ConfigurationRequest.type, (p) =>
+      p.items.map((i) =>
+        i.section === "denpex" || i.section === undefined ? this.settings : null,
+      ),
+    );
     this.connection.onRequest(WorkDoneProgressCreateRequest.type, () => null);
     this.connection.onRequest(RegistrationRequest.type, () => undefined);
     this.connection.listen();
@@ -90,7 +106,15 @@ export class ServerSession {
     const seen = this.notifications.find((n) => n.method === method && test(n.params as T));
     if (seen) return Promise.resolve(seen.params as T);
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${method}; server stderr:\n${this.stderr.join("").slice(-3000)}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `timed out after ${timeoutMs} ms waiting for ${method}; server stderr:\n${this.stderr.join("").slice(-3000)}`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.waiters.push({
         method,
         waiter: {
@@ -110,8 +134,16 @@ export class ServerSession {
       rootUri: `file://${rootPath}`,
       workspaceFolders: [{ uri: `file://${rootPath}`, name: path.basename(rootPath) }],
       capabilities: {
-        workspace: { configuration: true, didChangeConfiguration: { dynamicRegistration: true }, executeCommand: {} },
-        textDocument: { publishDiagnostics: { relatedInformation: true }, hover: { contentFormat: ["markdown"] }, codeAction: {} },
+        workspace: {
+          configuration: true,
+          didChangeConfiguration: { dynamicRegistration: true },
+          executeCommand: {},
+        },
+        textDocument: {
+          publishDiagnostics: { relatedInformation: true },
+          hover: { contentFormat: ["markdown"] },
+          codeAction: {},
+        },
         window: { workDoneProgress: true, showMessage: {} },
       },
       initializationOptions: { settings: this.settings },
@@ -126,7 +158,10 @@ export class ServerSession {
       else this.process.once("exit", (code) => resolve(code));
     });
     try {
-      await Promise.race([this.connection.sendRequest(ShutdownRequest.type), new Promise((r) => setTimeout(r, 5000))]);
+      await Promise.race([
+        this.connection.sendRequest(ShutdownRequest.type),
+        new Promise((r) => setTimeout(r, 5000)),
+      ]);
       await this.connection.sendNotification(ExitNotification.type);
     } catch {
       // Already gone: exit code below tells.

@@ -60,8 +60,13 @@ after(async () => {
 
 async function openLog(): Promise<PublishDiagnosticsParams> {
   await ready;
-  await session.connection.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: LOG_URI, languageId: "log", version: 1, text: LOG_TEXT } });
-  return session.waitFor<PublishDiagnosticsParams>("textDocument/publishDiagnostics", (p) => p.uri === LOG_URI && p.diagnostics.length > 0);
+  await session.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri: LOG_URI, languageId: "log", version: 1, text: LOG_TEXT },
+  });
+  return session.waitFor<PublishDiagnosticsParams>(
+    "textDocument/publishDiagnostics",
+    (p) => p.uri === LOG_URI && p.diagnostics.length > 0,
+  );
 }
 
 test("a multi-rank log gets an Error on the initiating line and grouped Warnings for collateral ranks", async () => {
@@ -79,7 +84,9 @@ test("a multi-rank log gets an Error on the initiating line and grouped Warnings
   assert.equal(watchdog.length, 1, JSON.stringify(warnings, null, 1));
   assert.match(watchdog[0].message, /0-2, ?4-7/);
   assert.ok(
-    watchdog[0].relatedInformation?.some((r) => r.location.uri === LOG_URI && r.location.range.start.line === OOM_LINE),
+    watchdog[0].relatedInformation?.some(
+      (r) => r.location.uri === LOG_URI && r.location.range.start.line === OOM_LINE,
+    ),
     "collateral diagnostic links to the initiating line",
   );
 });
@@ -87,9 +94,15 @@ test("a multi-rank log gets an Error on the initiating line and grouped Warnings
 test("hover on the initiating line explains the failure; code actions carry the client-side commands", async () => {
   const published = await openLog();
   const err = published.diagnostics.find((d) => d.severity === DiagnosticSeverity.Error)!;
-  const hover = (await session.connection.sendRequest(HoverRequest.type, { textDocument: { uri: LOG_URI }, position: { line: OOM_LINE, character: 10 } })) as Hover | null;
+  const hover = (await session.connection.sendRequest(HoverRequest.type, {
+    textDocument: { uri: LOG_URI },
+    position: { line: OOM_LINE, character: 10 },
+  })) as Hover | null;
   assert.ok(hover, "hover on an evidence line");
-  const text = typeof hover.contents === "object" && "value" in hover.contents ? hover.contents.value : JSON.stringify(hover.contents);
+  const text =
+    typeof hover.contents === "object" && "value" in hover.contents
+      ? hover.contents.value
+      : JSON.stringify(hover.contents);
   assert.match(text, /out of memory/i);
   const actions = (await session.connection.sendRequest(CodeActionRequest.type, {
     textDocument: { uri: LOG_URI },
@@ -113,7 +126,10 @@ test("code actions for a selection spanning the traceback and the collateral lin
   const started = Date.now();
   const actions = (await session.connection.sendRequest(CodeActionRequest.type, {
     textDocument: { uri: LOG_URI },
-    range: { start: { line: OOM_LINE - 6, character: 0 }, end: { line: OOM_LINE + 4, character: 0 } },
+    range: {
+      start: { line: OOM_LINE - 6, character: 0 },
+      end: { line: OOM_LINE + 4, character: 0 },
+    },
     context: { diagnostics: [] },
   })) as CodeAction[];
   assert.ok(Date.now() - started < 5000, `answered in ${Date.now() - started} ms`);
@@ -124,8 +140,15 @@ test("denpex.diagnose on a selection returns a schema-valid diagnosis with the i
   await ready;
   const start = OOM_LINE - 6;
   const selection = LOG_LINES.slice(start, OOM_LINE + 9).join("\n");
-  const args: DiagnoseArgs = { text: selection, uri: LOG_URI, range: { start: { line: start, character: 0 }, end: { line: OOM_LINE + 9, character: 0 } } };
-  const result = (await session.connection.sendRequest(ExecuteCommandRequest.type, { command: DIAGNOSE_COMMAND, arguments: [args] })) as DenpexDiagnosis;
+  const args: DiagnoseArgs = {
+    text: selection,
+    uri: LOG_URI,
+    range: { start: { line: start, character: 0 }, end: { line: OOM_LINE + 9, character: 0 } },
+  };
+  const result = (await session.connection.sendRequest(ExecuteCommandRequest.type, {
+    command: DIAGNOSE_COMMAND,
+    arguments: [args],
+  })) as DenpexDiagnosis;
   assertSchema("diagnosis.schema.json", result);
   const [first] = result.findings;
   assert.equal(first.id, "cuda-oom");
@@ -136,12 +159,22 @@ test("denpex.diagnose on a selection returns a schema-valid diagnosis with the i
   assert.equal(first.collateral_ranks_text, "0-2,4-7");
   assert.match(first.initiator ?? "", /^rank 3\b.*GPU 3$/);
   const initiating = first.evidence.find((e) => e.role === "initiating")!;
-  assert.equal(initiating.line, OOM_LINE + 1, "evidence lines are 1-based lines of the document, not of the selection");
+  assert.equal(
+    initiating.line,
+    OOM_LINE + 1,
+    "evidence lines are 1-based lines of the document, not of the selection",
+  );
 });
 
 test("denpex.diagnose with bad arguments is an InvalidParams error, and the server keeps serving", async () => {
   await ready;
-  await assert.rejects(session.connection.sendRequest(ExecuteCommandRequest.type, { command: DIAGNOSE_COMMAND, arguments: [{ nothing: true }] }), (e: { code?: number }) => e.code === -32602);
+  await assert.rejects(
+    session.connection.sendRequest(ExecuteCommandRequest.type, {
+      command: DIAGNOSE_COMMAND,
+      arguments: [{ nothing: true }],
+    }),
+    (e: { code?: number }) => e.code === -32602,
+  );
   const status = await session.connection.sendRequest<StatusParams>(GET_STATUS, null);
   assertSchema("lsp-status.schema.json", status);
   assert.equal(status.privacy, "local-only");
@@ -150,68 +183,106 @@ test("denpex.diagnose with bad arguments is an InvalidParams error, and the serv
 test("terminal chunks split mid-line and mid-escape produce exactly one denpex/finding", async () => {
   await ready;
   const terminalId = "t-proto-1";
-  const failure = LOG_LINES.slice(OOM_LINE - 5, OOM_LINE + 9).map((l) => `\u001b[31m${l}\u001b[0m`).join("\r\n") + "\r\n";
+  const failure =
+    LOG_LINES.slice(OOM_LINE - 5, OOM_LINE + 9)
+      .map((l) => `\u001b[31m${l}\u001b[0m`)
+      .join("\r\n") + "\r\n";
   const chunks: string[] = [];
   for (let i = 0; i < failure.length; i += 37) chunks.push(failure.slice(i, i + 37));
   for (const data of chunks) {
     const params: TerminalDataParams = { terminalId, name: "bash", data };
     await session.connection.sendNotification(TERMINAL_DATA, params);
   }
-  const end: TerminalCommandEndParams = { terminalId, name: "bash", commandLine: "torchrun --nproc-per-node 8 train.py", exitCode: 1 };
+  const end: TerminalCommandEndParams = {
+    terminalId,
+    name: "bash",
+    commandLine: "torchrun --nproc-per-node 8 train.py",
+    exitCode: 1,
+  };
   await session.connection.sendNotification(TERMINAL_COMMAND_END, end);
-  const finding = await session.waitFor<FindingParams>(FINDING, (p) => String(p.terminalId) === terminalId);
+  const finding = await session.waitFor<FindingParams>(
+    FINDING,
+    (p) => String(p.terminalId) === terminalId,
+  );
   assertSchema("lsp-finding.schema.json", finding);
   assert.equal(finding.source, "bash");
   assert.equal(finding.diagnosis.findings[0].id, "cuda-oom");
   assert.equal(finding.diagnosis.findings[0].initiating_rank, 3);
   // Quiet period: no duplicate for the same failure.
   await new Promise((r) => setTimeout(r, 1500));
-  const all = session.notifications.filter((n) => n.method === FINDING && String((n.params as FindingParams).terminalId) === terminalId);
+  const all = session.notifications.filter(
+    (n) => n.method === FINDING && String((n.params as FindingParams).terminalId) === terminalId,
+  );
   assert.equal(all.length, 1, "one notification per failure, not per chunk");
 
   // "Diagnose Terminal Output" names the terminal; the server diagnoses what it buffered.
   const params: DiagnoseTerminalParams = { terminalId };
-  const held = await session.connection.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, params);
+  const held = await session.connection.sendRequest<DiagnoseTerminalResult>(
+    DIAGNOSE_TERMINAL,
+    params,
+  );
   assertSchema("lsp-diagnose-terminal-result.schema.json", held);
   assert.equal(held.name, "bash");
   assert.equal(held.commandLine, "torchrun --nproc-per-node 8 train.py");
   assert.equal(held.lines, 14);
   assert.equal(held.diagnosis.findings[0].id, "cuda-oom");
   assert.ok(held.diagnosis.findings[0].evidence.every((e) => !e.text.includes("\u001b")));
-  const unknown = await session.connection.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, { terminalId: "never-seen" });
+  const unknown = await session.connection.sendRequest<DiagnoseTerminalResult>(DIAGNOSE_TERMINAL, {
+    terminalId: "never-seen",
+  });
   assert.equal(unknown.lines, 0);
 });
 
 test("denpex/catalogEntry returns the entry's lists and its markdown, denpex/catalogList every entry; an unknown id is InvalidParams", async () => {
   await ready;
-  const entry = await session.connection.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, { id: "cuda-oom" });
+  const entry = await session.connection.sendRequest<CatalogEntryResult>(CATALOG_ENTRY, {
+    id: "cuda-oom",
+  });
   assertSchema("lsp-catalog-entry-result.schema.json", entry);
   assert.equal(entry.id, "cuda-oom");
   assert.match(entry.markdown, /#/);
-  assert.ok(entry.prevention.length > 0 && entry.prevention.every((p) => entry.markdown.includes(p)), "prevention steps as data");
+  assert.ok(
+    entry.prevention.length > 0 && entry.prevention.every((p) => entry.markdown.includes(p)),
+    "prevention steps as data",
+  );
   const list = await session.connection.sendRequest<CatalogListResult>(CATALOG_LIST, {});
   assertSchema("lsp-catalog-list-result.schema.json", list);
   assert.ok(list.entries.some((e) => e.id === "cuda-oom" && e.title === entry.title));
-  await assert.rejects(session.connection.sendRequest(CATALOG_ENTRY, { id: "no-such-entry" }), (e: { code?: number }) => e.code === -32602);
+  await assert.rejects(
+    session.connection.sendRequest(CATALOG_ENTRY, { id: "no-such-entry" }),
+    (e: { code?: number }) => e.code === -32602,
+  );
 });
 
 test("denpex/diagnosisMarkdown renders a diagnosis for a ticket, redacted on request", async () => {
   await ready;
   // A torchelastic failure table names the failing rank's host (dgx-14).
   const text = readFileSync(path.join(ROOT, "tests/logs/elastic_wrong_root_cause.log"), "utf8");
-  const diagnosis = (await session.connection.sendRequest(ExecuteCommandRequest.type, { command: DIAGNOSE_COMMAND, arguments: [{ text } satisfies DiagnoseArgs] })) as DenpexDiagnosis;
+  const diagnosis = (await session.connection.sendRequest(ExecuteCommandRequest.type, {
+    command: DIAGNOSE_COMMAND,
+    arguments: [{ text } satisfies DiagnoseArgs],
+  })) as DenpexDiagnosis;
   const host = "dgx-14";
   assert.equal(diagnosis.findings[0].host, host);
   for (const redact of [false, true]) {
     const params: DiagnosisMarkdownParams = { diagnosis, redact };
     assertSchema("lsp-diagnosis-markdown-params.schema.json", params);
-    const result = await session.connection.sendRequest<DiagnosisMarkdownResult>(DIAGNOSIS_MARKDOWN, params);
+    const result = await session.connection.sendRequest<DiagnosisMarkdownResult>(
+      DIAGNOSIS_MARKDOWN,
+      params,
+    );
     assertSchema("lsp-diagnosis-markdown-result.schema.json", result);
     assert.match(result.markdown, /^# Denpex diagnosis\n\n## /);
     assert.equal(result.markdown.includes("redacted._"), redact);
     assert.equal(result.markdown.includes(host), !redact);
   }
-  await assert.rejects(session.connection.sendRequest(DIAGNOSIS_MARKDOWN, { diagnosis: { findings: [{}] }, redact: true }), (e: { code?: number }) => e.code === -32602);
+  await assert.rejects(
+    session.connection.sendRequest(DIAGNOSIS_MARKDOWN, {
+      diagnosis: { findings: [{}] },
+      redact: true,
+    }),
+    (e: { code?: number }) => e.code === -32602,
+  );
 });
 
 test("the server announces its status as local-only", async () => {

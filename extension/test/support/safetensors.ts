@@ -14,14 +14,22 @@ export function writeSafetensors(file: string, tensors: Record<string, Tensor>):
   const names = Object.keys(tensors).sort();
   for (const name of names) {
     const bytes = tensors[name].data.byteLength;
-    header[name] = { dtype: "F32", shape: tensors[name].shape, data_offsets: [offset, offset + bytes] };
+    header[name] = {
+      dtype: "F32",
+      shape: tensors[name].shape,
+      data_offsets: [offset, offset + bytes],
+    };
     offset += bytes;
   }
   let json = JSON.stringify(header);
   json += " ".repeat((8 - (json.length % 8)) % 8);
   const head = Buffer.alloc(8);
   head.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
-  const body = Buffer.concat(names.map((n) => Buffer.from(tensors[n].data.buffer, tensors[n].data.byteOffset, tensors[n].data.byteLength)));
+  const body = Buffer.concat(
+    names.map((n) =>
+      Buffer.from(tensors[n].data.buffer, tensors[n].data.byteOffset, tensors[n].data.byteLength),
+    ),
+  );
   mkdirSync(path.dirname(file), { recursive: true });
   // Written under a temporary name and renamed, as training frameworks do, so a watcher
   // never sees a half-written checkpoint.

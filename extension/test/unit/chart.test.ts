@@ -1,6 +1,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { niceTicks, linearScale, formatValue, renderDriftChart, type DriftSeries } from "../../src/core/chart";
+import {
+  niceTicks,
+  linearScale,
+  formatValue,
+  renderDriftChart,
+  type DriftSeries,
+} from "../../src/core/chart";
 import { renderDriftHtml, shortPath } from "../../src/core/driftHtml";
 import { DriftStore, seriesFromReport } from "../../src/core/driftSeries";
 import type { DriftReport } from "../../src/protocol/methods";
@@ -64,7 +70,10 @@ test("the chart places points inside the plot, increasing values drawn higher", 
     assert.ok(y >= 24 && y <= 240 - 36, `y ${y} inside`);
   }
   assert.ok(pts[0][0] < pts[1][0] && pts[1][0] < pts[2][0], "steps left to right");
-  assert.ok(pts[0][1] > pts[1][1] && pts[1][1] > pts[2][1], "larger distance is higher (smaller y)");
+  assert.ok(
+    pts[0][1] > pts[1][1] && pts[1][1] > pts[2][1],
+    "larger distance is higher (smaller y)",
+  );
 });
 
 test("the onset is marked with the faulty rank, the noise band drawn, run names escaped", () => {
@@ -78,7 +87,10 @@ test("the onset is marked with the faulty rank, the noise band drawn, run names 
 });
 
 test("an empty or non-finite series renders a placeholder, not NaN coordinates", () => {
-  const svg = renderDriftChart([{ ...faulty, points: [{ step: 1, l2: NaN, rel_l2: NaN }], noise: [] }], { width: 300, height: 100, metric: "l2" });
+  const svg = renderDriftChart(
+    [{ ...faulty, points: [{ step: 1, l2: NaN, rel_l2: NaN }], noise: [] }],
+    { width: 300, height: 100, metric: "l2" },
+  );
   assert.match(svg, /No checkpoints compared yet/);
   assert.doesNotMatch(svg, /NaN/);
 });
@@ -97,7 +109,15 @@ const report = (run: string, steps: number[], extra: Partial<DriftReport> = {}):
   reference: "/ref",
   noise_reference: null,
   device: "cpu",
-  points: steps.map((s) => ({ step: s, l2: s / 100, rel_l2: s / 1e5, max_abs: 0.1, mismatched_elements: 10, top_tensors: [], warnings: [] })),
+  points: steps.map((s) => ({
+    step: s,
+    l2: s / 100,
+    rel_l2: s / 1e5,
+    max_abs: 0.1,
+    mismatched_elements: 10,
+    top_tensors: [],
+    warnings: [],
+  })),
   verdict: "within_noise",
   flagged: false,
   onset_step: null,
@@ -113,7 +133,9 @@ test("a live update replaces a run's series instead of adding a second line", ()
   const store = new DriftStore();
   store.update(report("/runA", [100]));
   store.update(report("/runB/", [100]));
-  store.update(report("/runA", [100, 200], { flagged: true, verdict: "gradual_drift", onset_step: 200 }));
+  store.update(
+    report("/runA", [100, 200], { flagged: true, verdict: "gradual_drift", onset_step: 200 }),
+  );
   store.update(report("/runB", [100, 200]));
   assert.equal(store.size, 2, "trailing slashes name the same run");
   const [a, b] = store.all();
@@ -126,7 +148,22 @@ test("a live update replaces a run's series instead of adding a second line", ()
 test("the noise reference's own report becomes the envelope of runs against the same reference", () => {
   const store = new DriftStore();
   store.update(report("/faulty", [1, 2]));
-  store.update(report("/healthy2", [1, 2], { points: [{ step: 1, l2: 0.5, rel_l2: 1e-6, max_abs: 0.1, mismatched_elements: 3, top_tensors: [], warnings: [] }] }), "/healthy2/");
+  store.update(
+    report("/healthy2", [1, 2], {
+      points: [
+        {
+          step: 1,
+          l2: 0.5,
+          rel_l2: 1e-6,
+          max_abs: 0.1,
+          mismatched_elements: 3,
+          top_tensors: [],
+          warnings: [],
+        },
+      ],
+    }),
+    "/healthy2/",
+  );
   assert.equal(store.size, 1, "the noise run is not drawn as a run");
   assert.deepEqual(store.all()[0].noise, [{ step: 1, l2: 0.5, rel_l2: 1e-6 }]);
   store.update(report("/other", [1], { reference: "/elsewhere" }), "/healthy2");
@@ -134,7 +171,21 @@ test("the noise reference's own report becomes the envelope of runs against the 
 });
 
 test("non-finite distances (null in the report) are skipped, not drawn at NaN", () => {
-  const s = seriesFromReport(report("/r", [1], { points: [{ step: 1, l2: null, rel_l2: null, max_abs: null, mismatched_elements: 0, top_tensors: [], warnings: [] }] }));
+  const s = seriesFromReport(
+    report("/r", [1], {
+      points: [
+        {
+          step: 1,
+          l2: null,
+          rel_l2: null,
+          max_abs: null,
+          mismatched_elements: 0,
+          top_tensors: [],
+          warnings: [],
+        },
+      ],
+    }),
+  );
   assert.ok(Number.isNaN(s.points[0].l2));
   assert.doesNotMatch(renderDriftChart([s], { width: 200, height: 100, metric: "l2" }), /NaN/);
 });

@@ -16,12 +16,28 @@ export function sampleDiagnosis(): DenpexDiagnosis {
         host: "gpu-node-07.cluster.internal",
         gpu: 3,
         evidence: [
-          { source: "/home/alice/runs/job.log", line: 120, text: "[rank3]: torch.OutOfMemoryError: CUDA out of memory. <script>alert(1)</script>", rank: 3, role: "initiating" },
-          { source: "/home/alice/runs/job.log", line: 140, text: "[rank0]: Watchdog caught collective operation timeout", rank: 0, role: "collateral" },
+          {
+            source: "/home/alice/runs/job.log",
+            line: 120,
+            text: "[rank3]: torch.OutOfMemoryError: CUDA out of memory. <script>alert(1)</script>",
+            rank: 3,
+            role: "initiating",
+          },
+          {
+            source: "/home/alice/runs/job.log",
+            line: 140,
+            text: "[rank0]: Watchdog caught collective operation timeout",
+            rank: 0,
+            role: "collateral",
+          },
         ],
-        root_cause: "Rank 3 ran out of GPU memory on gpu-node-07 (10.2.3.4); the others timed out waiting.",
+        root_cause:
+          "Rank 3 ran out of GPU memory on gpu-node-07 (10.2.3.4); the others timed out waiting.",
         fix: "Reduce the micro-batch size or enable activation checkpointing.",
-        verification: ["nvidia-smi -q -d MEMORY -i 3", "echo \"$HF_TOKEN\" && grep -n 'OutOfMemory' job.log"],
+        verification: [
+          "nvidia-smi -q -d MEMORY -i 3",
+          "echo \"$HF_TOKEN\" && grep -n 'OutOfMemory' job.log",
+        ],
         related: ["nccl-timeout"],
         verification_runnable: [true, true],
         // The phrases finding.py adds (describe_initiator, compress_ranks).

@@ -44,7 +44,12 @@ test("a failed run does not wedge the runner", async () => {
 });
 
 test("crash backoff doubles, notifies once per burst and gives up after too many crashes", () => {
-  const policy = new CrashPolicy({ baseMs: 100, maxMs: 1000, windowMs: 60_000, maxCrashesInWindow: 4 });
+  const policy = new CrashPolicy({
+    baseMs: 100,
+    maxMs: 1000,
+    windowMs: 60_000,
+    maxCrashesInWindow: 4,
+  });
   const decisions = [0, 1, 2, 3, 4].map((i) => policy.onCrash(1000 + i));
   assert.deepEqual(decisions.slice(0, 4), [
     { action: "restart", delayMs: 100, notify: true },
@@ -62,13 +67,29 @@ test("crashes outside the window are forgotten and the delay is capped", () => {
   policy.onCrash(0);
   const later = policy.onCrash(100);
   assert.equal(later.action, "restart");
-  const capped = new CrashPolicy({ baseMs: 400, maxMs: 1000, windowMs: 1e9, maxCrashesInWindow: 10 });
-  const delays = [0, 1, 2, 3].map((t) => capped.onCrash(t)).map((d) => (d.action === "restart" ? d.delayMs : -1));
+  const capped = new CrashPolicy({
+    baseMs: 400,
+    maxMs: 1000,
+    windowMs: 1e9,
+    maxCrashesInWindow: 10,
+  });
+  const delays = [0, 1, 2, 3]
+    .map((t) => capped.onCrash(t))
+    .map((d) => (d.action === "restart" ? d.delayMs : -1));
   assert.deepEqual(delays, [400, 800, 1000, 1000]);
 });
 
 test("only interpreter and glob changes restart the server", () => {
-  assert.equal(needsRestart((s) => s === "denpex.python.interpreter"), true);
-  assert.equal(needsRestart((s) => s === "denpex.logs.globs"), true);
-  assert.equal(needsRestart((s) => s === "denpex.checkpoints.watch" || s === "denpex.terminal.watch"), false);
+  assert.equal(
+    needsRestart((s) => s === "denpex.python.interpreter"),
+    true,
+  );
+  assert.equal(
+    needsRestart((s) => s === "denpex.logs.globs"),
+    true,
+  );
+  assert.equal(
+    needsRestart((s) => s === "denpex.checkpoints.watch" || s === "denpex.terminal.watch"),
+    false,
+  );
 });
