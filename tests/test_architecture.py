@@ -1,7 +1,6 @@
 """The invariants of docs/architecture.md, checked on the source tree: engines import no
 layer above them, checkpoint I/O and the fingerprint format know nothing of drift or the
-probe, the packages import one another without a cycle, and no module grows past 450 lines
-(the modules over it today are listed, and the list may only shrink).
+probe, the packages import one another without a cycle, and no module is over 450 lines.
 
 Imports are read with ``ast``, so imports inside functions count too."""
 
@@ -22,9 +21,6 @@ ENGINES = ("diagnosis", "catalog", "checkpoints", "fingerprints", "drift", "prob
 ABOVE_ENGINES = frozenset({"cli", "__main__", "commands", "lsp", "export", "demo"})
 
 MAX_LINES = 450
-# Modules over MAX_LINES today. Splitting one means deleting its line here: the test fails
-# while a listed module is back under the limit, so the list cannot go stale.
-OVER_MAX_LINES = frozenset({"server/denpex/lsp/server.py"})
 
 
 def _unit(module: str) -> str | None:
@@ -138,13 +134,6 @@ def _line_counts() -> dict[str, int]:
     }
 
 
-def test_no_new_module_over_450_lines() -> None:
+def test_no_module_over_450_lines() -> None:
     over = {path: n for path, n in _line_counts().items() if n > MAX_LINES}
-    new = {path: n for path, n in over.items() if path not in OVER_MAX_LINES}
-    assert not new, f"modules over {MAX_LINES} lines (split them): {new}"
-
-
-def test_the_list_of_long_modules_only_shrinks() -> None:
-    counts = _line_counts()
-    fixed = sorted(path for path in OVER_MAX_LINES if counts.get(path, 0) <= MAX_LINES)
-    assert not fixed, f"now under {MAX_LINES} lines or gone, delete from OVER_MAX_LINES: {fixed}"
+    assert not over, f"modules over {MAX_LINES} lines (split them): {over}"
