@@ -70,6 +70,19 @@ class LogScanner:
         if batch:
             self._scan_block(source, _encode(batch), line)
 
+    def feed_text(self, source: str, text: str, first_line: int = 1) -> int:
+        """Complete lines, each ended by "\\n" (an editor's document), as ``feed_lines`` takes
+        them but encoded in one piece, without a Python step per line; returns their number.
+        ``text`` is scanned as one block: keep it to a few MB, as documents.py does."""
+        block = text.encode("utf-8", "replace")
+        if bound_lines(block) is not block:
+            # A line over MAX_LINE bytes: feed_lines cuts it by characters, as it always has.
+            lines = text.split("\n")
+            lines.pop()
+            self.feed_lines(source, lines, first_line)
+            return len(lines)
+        return self._scan_block(source, block, first_line)
+
     def feed_stream(self, source: str, stream: BinaryIO) -> bool:
         """Scan a binary stream to its end; False (and a notice) when it is not text."""
         line = 1
