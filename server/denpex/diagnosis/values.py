@@ -55,6 +55,17 @@ class ValueSeries:
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
+        if self.seen >= self.spec.warmup:
+            return self._warm_jumps(block)
+        # Warm-up values are never skipped: take the lines that hold them one by one, and
+        # the rest of the block the usual way (a summary, when that rules jumps out).
+        end = _warmup_end(self.spec, block, self.spec.warmup - self.seen)
+        out = self._careful(block[:end])
+        if end < len(block):
+            out.extend(end + pos for pos in self._warm_jumps(block[end:]))
+        return out
+
+    def _warm_jumps(self, block: bytes) -> list[int]:
         if self._skipped(block):
             return []
         if len(block) <= 2 * PIECE:
@@ -117,6 +128,16 @@ def _pieces(block: bytes) -> list[tuple[int, bytes]]:
         out.append((start, block[start:end]))
         start = end
     return out
+
+
+def _warmup_end(spec: ValueSignal, block: bytes, needed: int) -> int:
+    """End of the line of the ``needed``-th loose match (or of the block): the exact values
+    are among the loose ones, so a warm-up that falls short there goes on in the rest."""
+    fast = spec.loose or spec.exact
+    for i, m in enumerate(fast.finditer(block), start=1):
+        if i >= needed:
+            return block.find(b"\n", m.end()) + 1 or len(block)
+    return len(block)
 
 
 def _min_positive(values: Iterable[float]) -> float:
