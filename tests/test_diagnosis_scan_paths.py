@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import random
 
-from denpex.diagnosis import LogScanner, scanner as scanner_module
+from denpex.diagnosis import LogScanner
+from denpex.diagnosis import scanner as scanner_module
 from denpex.diagnosis.lines import MAX_LINE
 from denpex.diagnosis.matcher import default_catalog
 from denpex.diagnosis.values import ValueSeries, exact_values
@@ -106,7 +107,7 @@ def _reference_jumps(spec, block: bytes) -> list[int]:
             med = sorted(window)[(len(window) - 1) // 2]
             if med > 0 and v >= spec.ratio * med:
                 out.append(pos)
-        window = (window + [v])[-101:]
+        window = ([*window, v])[-101:]
     return out
 
 
