@@ -72,13 +72,20 @@ class LogScanner:
         if batch:
             self._scan_block(source, _encode(batch), line)
 
-    def feed_text(self, source: str, text: str, first_line: int = 1) -> int:
-        """Complete lines, each ended by "\\n" (an editor's document), as ``feed_lines`` takes
-        them but encoded in one piece, without a Python step per line; returns their number.
-        ``text`` is scanned as one block: keep it to a few MB, as documents.py does."""
+    def feed_text(
+        self, source: str, text: str, first_line: int = 1, *, cr_breaks: bool = False
+    ) -> int:
+        """Complete lines (an editor's document) as ``feed_lines`` takes them, but encoded in
+        one piece, without a Python step per line; returns their number. ``cr_breaks``: "\\r"
+        and "\\r\\n" end lines too, as they do in an editor (else "\\r" is a redrawn tqdm bar
+        within a line). ``text`` is scanned as one block: keep it to a few MB."""
         block = text.encode("utf-8", "replace")
+        if cr_breaks and b"\r" in block:  # on bytes: 20x faster than on a non-ASCII str
+            block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if bound_lines(block) is not block:
             # A line over MAX_LINE bytes: feed_lines cuts it by characters, as it always has.
+            if cr_breaks:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
             lines = text.split("\n")
             lines.pop()
             self.feed_lines(source, lines, first_line)

@@ -150,10 +150,10 @@ class LogDocument:
                 stop = m.end() if m and m.end() <= end else end
             elif window[stop - 1] == "\r" and stop < end and window[stop] == "\n":
                 stop += 1
-            chunk = window[pos:stop]
-            if "\r" in chunk:  # a line break for the editor, so for its diagnostics too
-                chunk = chunk.replace("\r\n", "\n").replace("\r", "\n")
-            self._fed_lines += scanner.feed_text(self.source, chunk, self._fed_lines + 1)
+            first = self._fed_lines + 1
+            self._fed_lines += scanner.feed_text(
+                self.source, window[pos:stop], first, cr_breaks=True
+            )
             pos = stop
         self._fed_offset = base + pos
         tail = window[pos:].removesuffix("\r")
