@@ -44,7 +44,7 @@ def summarize(spec: ValueSignal, block: bytes) -> BlockValues | None:
     low = min(values)
     if low <= 0:  # rare: only then pay for a Python-level filter
         low = min((v for v in values if v > 0), default=math.inf)
-    return BlockValues(low, max(values), _tail(spec, block))
+    return BlockValues(low, max(values), _tail(spec, block, len(raw)))
 
 
 class ValueSeries:
@@ -144,10 +144,12 @@ def _min_positive(values: Iterable[float]) -> float:
     return min((v for v in values if v > 0), default=math.inf)
 
 
-def _tail(spec: ValueSignal, block: bytes) -> list[float]:
-    """The block's last exact values, reading lines from the end."""
+def _tail(spec: ValueSignal, block: bytes, found: int) -> list[float]:
+    """The block's last exact values, reading lines from the end. ``found``: how many loose
+    matches the block holds; the first look spans as many lines as a full window needs at
+    their density (exact values are among them; when a few are not, the look is doubled)."""
     start = len(block)
-    step = 8 << 10  # doubled until the window is full: a step line is ~100-300 bytes
+    step = max(8 << 10, len(block) * (WINDOW + WINDOW // 4) // max(found, 1))
     tail: list[float] = []
     while start > 0 and len(tail) < WINDOW:
         start = max(0, len(block) - step)
