@@ -60,6 +60,8 @@ class ValueSeries:
         # Warm-up values are never skipped: take the lines that hold them one by one, and
         # the rest of the block the usual way (a summary, when that rules jumps out).
         end = _warmup_end(self.spec, block, self.spec.warmup - self.seen)
+        if end == 0:
+            return []  # no value at all (a log without this series)
         out = self._careful(block[:end])
         if end < len(block):
             out.extend(end + pos for pos in self._warm_jumps(block[end:]))
@@ -131,13 +133,15 @@ def _pieces(block: bytes) -> list[tuple[int, bytes]]:
 
 
 def _warmup_end(spec: ValueSignal, block: bytes, needed: int) -> int:
-    """End of the line of the ``needed``-th loose match (or of the block): the exact values
-    are among the loose ones, so a warm-up that falls short there goes on in the rest."""
+    """End of the line of the ``needed``-th loose match (or of the block; 0 when there is no
+    match): the exact values are among the loose ones, so a warm-up that falls short there
+    goes on in the rest."""
     fast = spec.loose or spec.exact
-    for i, m in enumerate(fast.finditer(block), start=1):
-        if i >= needed:
+    found = 0
+    for found, m in enumerate(fast.finditer(block), start=1):
+        if found >= needed:
             return block.find(b"\n", m.end()) + 1 or len(block)
-    return len(block)
+    return len(block) if found else 0
 
 
 def _min_positive(values: Iterable[float]) -> float:
