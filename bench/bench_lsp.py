@@ -110,11 +110,22 @@ class Client:
         self.next_id += 1
         rid = self.next_id
         fut = self.expect(lambda m: m.get("id") == rid and "method" not in m)
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        self.send(_message(method, params, rid))
         return await fut
 
     def notify(self, method: str, params: Any) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+        self.send(_message(method, params))
+
+
+def _message(method: str, params: Any, rid: int | None = None) -> dict[str, Any]:
+    """JSON-RPC 2.0: params, when present, are an object or an array, so ``None`` (shutdown,
+    exit) leaves them out; denpex refuses a null and the bench would wait for ever."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if rid is not None:
+        msg["id"] = rid
+    if params is not None:
+        msg["params"] = params
+    return msg
 
 
 def engine_seconds(text: str) -> float:
