@@ -38,6 +38,11 @@ _FREQ_SAMPLE = 256 << 10
 _NOISE_SAMPLE = 64 << 10  # where anchors are first counted (cost: a bytes.count per anchor)
 
 
+def prepare_screen() -> None:
+    """Compile the catalog and its screen now (a server's start-up), not for the first log."""
+    BlockScreen(default_catalog())
+
+
 class LogScanner:
     def __init__(self, compiled: CompiledCatalog | None = None) -> None:
         self._cat = compiled if compiled is not None else default_catalog()
