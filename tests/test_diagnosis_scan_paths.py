@@ -8,7 +8,7 @@ import random
 
 from denpex.diagnosis import LogScanner
 from denpex.diagnosis import scanner as scanner_module
-from denpex.diagnosis.lines import MAX_LINE
+from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE
 from denpex.diagnosis.matcher import default_catalog
 from denpex.diagnosis.values import ValueSeries, exact_values
 from denpex.lsp import positions
@@ -49,7 +49,8 @@ def test_feed_text_equals_feed_lines():
         + OOM
         + "".join(WATCHDOG.format(r=r) for r in (0, 1, 2))
     )
-    for piece in (text[: text.index("température")], text):
+    huge = "x" * (BLOCK_SIZE + 10) + "\n" + OOM  # one line longer than a block: not encoded
+    for piece in (text[: text.index("température")], text, huge):
         by_lines = LogScanner()
         lines = piece.split("\n")
         lines.pop()

@@ -83,11 +83,14 @@ class LogScanner:
         """Complete lines (an editor's document) as ``feed_lines`` takes them, but encoded in
         one piece, without a Python step per line; returns their number. ``cr_breaks``: "\\r"
         and "\\r\\n" end lines too, as they do in an editor (else "\\r" is a redrawn tqdm bar
-        within a line). ``text`` is scanned as one block: keep it to a few MB."""
-        block = text.encode("utf-8", "replace")
-        if cr_breaks and b"\r" in block:  # on bytes: 20x faster than on a non-ASCII str
-            block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        if bound_lines(block) is not block:
+        within a line). ``text`` is scanned as one block: keep it to a few MB (a text longer than
+        BLOCK_SIZE is one huge line, fed line by line so it is never encoded whole)."""
+        block = b""
+        if len(text) <= BLOCK_SIZE:  # else one huge line: never encoded whole
+            block = text.encode("utf-8", "replace")
+            if cr_breaks and b"\r" in block:  # on bytes: 20x faster than on a non-ASCII str
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not block or bound_lines(block) is not block:
             # A line over MAX_LINE bytes: feed_lines cuts it by characters, as it always has.
             if cr_breaks:
                 text = text.replace("\r\n", "\n").replace("\r", "\n")
