@@ -105,6 +105,32 @@ class BlockScreen:
         return confirm is None or confirm.search(raw) is not None
 
 
+def uses_hyperscan() -> bool:
+    """Whether screens are Hyperscan databases (DENPEX_SCREEN=regex asks for the regex passes)."""
+    return hyperscreen.available() and os.environ.get("DENPEX_SCREEN") != "regex"
+
+
+def noisy_units(cat: CompiledCatalog, sample: bytes, threshold: int) -> frozenset[int]:
+    """Units whose anchors occur ``threshold`` times or more in ``sample`` (a log's first
+    bytes) while their own pattern, loosened to its direct form, matches nowhere in it: a
+    healthy line's words ("'grad_norm': " in every HF step dict), cheaper searched directly."""
+    exact, folded = cat.screen_literals(set())
+    lowered = sample.lower() if folded else sample
+    hits: dict[int, int] = {}
+    for table, text in ((exact, sample), (folded, lowered)):
+        for literal, keys in table.items():
+            n = text.count(literal.encode("utf-8"))
+            for key in keys if n else ():
+                if key >= 0:  # a unit (extractors' anchors have keys below 0)
+                    hits[key] = hits.get(key, 0) + n
+    return frozenset(
+        uid
+        for uid, n in hits.items()
+        if n >= threshold
+        and cat.units[uid].direct.search(lowered if cat.units[uid].folded else sample) is None
+    )
+
+
 def _raw_confirm(rx: re.Pattern[str]) -> re.Pattern[bytes] | None:
     """``rx`` on raw bytes; None when it anchors on ^, which a line's rank prefix defeats."""
     if anchors_line_start(rx.pattern):
@@ -125,7 +151,7 @@ def _hyper_screen(
     direct: list[tuple[int, re.Pattern[bytes]]],
     extractors: dict[int, re.Pattern[bytes] | None],
 ) -> HyperScreen | None:
-    if not hyperscreen.available() or os.environ.get("DENPEX_SCREEN") == "regex":
+    if not uses_hyperscan():
         return None
     key = (id(cat), demoted)
     if key not in _COMPILED:

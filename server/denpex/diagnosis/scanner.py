@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from denpex.diagnosis import parallel, timestamps
 from denpex.diagnosis.attribution import build_findings
-from denpex.diagnosis.candidates import BlockScreen
+from denpex.diagnosis.candidates import BlockScreen, noisy_units, uses_hyperscan
 from denpex.diagnosis.context import Topology, extractor
 from denpex.diagnosis.lines import (
     BLOCK_SIZE,
@@ -35,14 +35,21 @@ from denpex.finding import Finding
 # Candidate lines per block, none of them a match, after which a unit is searched directly.
 _NOISY_CANDIDATES = 512
 _FREQ_SAMPLE = 256 << 10
+_NOISE_SAMPLE = 64 << 10  # where anchors are first counted (cost: a bytes.count per anchor)
+
+
+def prepare_screen() -> None:
+    """Compile the catalog and its screen now (a server's start-up), not for the first log."""
+    BlockScreen(default_catalog())
 
 
 class LogScanner:
     def __init__(self, compiled: CompiledCatalog | None = None) -> None:
         self._cat = compiled if compiled is not None else default_catalog()
-        # Re-made once the log's byte shares are measured, and when an anchor proves noisy.
-        self._screen = BlockScreen(self._cat)
-        self._value_base = self._screen.value_base  # keys at and above: value-signal jumps
+        # Made at the first block (tuned to the log's start), re-made when the log's byte
+        # shares are measured and when an anchor proves noisy.
+        self._screen: BlockScreen | None = None
+        self._value_base = len(self._cat.units)  # keys at and above: value-signal jumps
         self.topology = Topology()
         self.records: dict[int, SignalRecord] = {}
         self.notices: list[str] = []  # inputs skipped, with the reason (shown on stderr)
@@ -69,6 +76,29 @@ class LogScanner:
                 batch, size = [], 0
         if batch:
             self._scan_block(source, _encode(batch), line)
+
+    def feed_text(
+        self, source: str, text: str, first_line: int = 1, *, cr_breaks: bool = False
+    ) -> int:
+        """Complete lines (an editor's document) as ``feed_lines`` takes them, but encoded in
+        one piece, without a Python step per line; returns their number. ``cr_breaks``: "\\r"
+        and "\\r\\n" end lines too, as they do in an editor (else "\\r" is a redrawn tqdm bar
+        within a line). ``text`` is scanned as one block: keep it to a few MB (a text longer than
+        BLOCK_SIZE is one huge line, fed line by line so it is never encoded whole)."""
+        block = b""
+        if len(text) <= BLOCK_SIZE:  # else one huge line: never encoded whole
+            block = text.encode("utf-8", "replace")
+            if cr_breaks and b"\r" in block:  # on bytes: 20x faster than on a non-ASCII str
+                block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not block or bound_lines(block) is not block:
+            # A line over MAX_LINE bytes: feed_lines cuts it by characters, as it always has.
+            if cr_breaks:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            lines = text.split("\n")
+            lines.pop()
+            self.feed_lines(source, lines, first_line)
+            return len(lines)
+        return self._scan_block(source, block, first_line)
 
     def feed_stream(self, source: str, stream: BinaryIO) -> bool:
         """Scan a binary stream to its end; False (and a notice) when it is not text."""
@@ -98,6 +128,7 @@ class LogScanner:
             with open(path, "rb") as f:
                 return self.feed_stream(path, f)
         line = 1 + self._scan_block(path, block, 1)  # measures the log, tunes the screen
+        assert self._screen is not None
         for result in parallel.screen_ranges(path, len(block), self._screen):
             line += self._apply(path, result, line)
         return True
@@ -133,15 +164,12 @@ class LogScanner:
         Every input reaches the regexes through here (or parallel._screen_range, which does
         the same): cut its lines first, so regex time per line has a bound."""
         block = bound_lines(block)
-        if self._screen.hyper is None and self._screen.freq is None and len(block) >= _FREQ_SAMPLE:
-            # Start the regex screen's anchors at bytes that are rare in *this* log.
-            freq = byte_freq(block[:_FREQ_SAMPLE])
-            self._screen = BlockScreen(self._cat, freq, self._screen.demoted)
+        screen = self._screen_for(block)
         jumps: list[tuple[int, frozenset[int]]] = []
         for spec in self._cat.values:
             key = frozenset((self._value_base + spec.signal.key,))
             jumps.extend((pos, key) for pos in self._series_for(spec, source).jumps(block))
-        candidates, counts = self._screen.lines(block, jumps)
+        candidates, counts = screen.lines(block, jumps)
         line = first_line
         cursor = 0  # offset up to which newlines are counted into ``line``
         confirmed: set[int] = set()  # signal keys that matched in this block
@@ -156,6 +184,24 @@ class LogScanner:
         self._demote_noisy(counts, confirmed)
         self._remember_tail_stamp(source, block)
         return line - first_line + block.count(b"\n", cursor)
+
+    def _screen_for(self, block: bytes) -> BlockScreen:
+        """The screen for ``block``, tuned to the log once it has ``_FREQ_SAMPLE`` bytes to
+        measure: the anchors already noisy at its start are searched directly (one
+        screen compiled, no Python step per healthy line before _demote_noisy catches them),
+        and the regex screen anchors at bytes that are rare in *this* log."""
+        screen = self._screen
+        if screen is None or (screen.hyper is None and screen.freq is None):
+            demoted = screen.demoted if screen is not None else frozenset()
+            if len(block) >= _FREQ_SAMPLE:
+                threshold = _NOISY_CANDIDATES * _NOISE_SAMPLE // BLOCK_SIZE  # same density
+                demoted |= noisy_units(self._cat, block[:_NOISE_SAMPLE], threshold)
+                freq = None if uses_hyperscan() else byte_freq(block[:_FREQ_SAMPLE])
+                screen = BlockScreen(self._cat, freq, demoted)
+            elif screen is None:
+                screen = BlockScreen(self._cat)
+            self._screen = screen
+        return screen
 
     def _series_for(self, spec: ValueSignal, source: str) -> ValueSeries:
         series = self._series.get((spec.signal.key, source))
@@ -178,9 +224,10 @@ class LogScanner:
             and n >= _NOISY_CANDIDATES
             and self._cat.units[uid].signal not in confirmed
         }
-        if noisy - self._screen.demoted:
-            demoted = self._screen.demoted | noisy
-            self._screen = BlockScreen(self._cat, self._screen.freq, demoted)
+        screen = self._screen
+        assert screen is not None  # made by the block these counts are of
+        if noisy - screen.demoted:
+            self._screen = BlockScreen(self._cat, screen.freq, screen.demoted | noisy)
 
     def _examine(
         self, source: str, line: int, raw: bytes, keys: set[int], stamp: float | None = None

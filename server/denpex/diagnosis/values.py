@@ -44,7 +44,7 @@ def summarize(spec: ValueSignal, block: bytes) -> BlockValues | None:
     low = min(values)
     if low <= 0:  # rare: only then pay for a Python-level filter
         low = min((v for v in values if v > 0), default=math.inf)
-    return BlockValues(low, max(values), _tail(spec, block))
+    return BlockValues(low, max(values), _tail(spec, block, len(raw)))
 
 
 class ValueSeries:
@@ -55,6 +55,19 @@ class ValueSeries:
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
+        if self.seen >= self.spec.warmup:
+            return self._warm_jumps(block)
+        # Warm-up values are never skipped: take the lines that hold them one by one, and
+        # the rest of the block the usual way (a summary, when that rules jumps out).
+        end = _warmup_end(self.spec, block, self.spec.warmup - self.seen)
+        if end == 0:
+            return []  # no value at all (a log without this series)
+        out = self._careful(block[:end])
+        if end < len(block):
+            out.extend(end + pos for pos in self._warm_jumps(block[end:]))
+        return out
+
+    def _warm_jumps(self, block: bytes) -> list[int]:
         if self._skipped(block):
             return []
         if len(block) <= 2 * PIECE:
@@ -119,14 +132,28 @@ def _pieces(block: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
+def _warmup_end(spec: ValueSignal, block: bytes, needed: int) -> int:
+    """End of the line of the ``needed``-th loose match (or of the block; 0 when there is no
+    match): the exact values are among the loose ones, so a warm-up that falls short there
+    goes on in the rest."""
+    fast = spec.loose or spec.exact
+    found = 0
+    for found, m in enumerate(fast.finditer(block), start=1):
+        if found >= needed:
+            return block.find(b"\n", m.end()) + 1 or len(block)
+    return len(block) if found else 0
+
+
 def _min_positive(values: Iterable[float]) -> float:
     return min((v for v in values if v > 0), default=math.inf)
 
 
-def _tail(spec: ValueSignal, block: bytes) -> list[float]:
-    """The block's last exact values, reading lines from the end."""
+def _tail(spec: ValueSignal, block: bytes, found: int) -> list[float]:
+    """The block's last exact values, reading lines from the end. ``found``: how many loose
+    matches the block holds; the first look spans as many lines as a full window needs at
+    their density (exact values are among them; when a few are not, the look is doubled)."""
     start = len(block)
-    step = 8 << 10  # doubled until the window is full: a step line is ~100-300 bytes
+    step = max(8 << 10, len(block) * (WINDOW + WINDOW // 4) // max(found, 1))
     tail: list[float] = []
     while start > 0 and len(tail) < WINDOW:
         start = max(0, len(block) - step)

@@ -150,9 +150,10 @@ class LogDocument:
                 stop = m.end() if m and m.end() <= end else end
             elif window[stop - 1] == "\r" and stop < end and window[stop] == "\n":
                 stop += 1
-            lines = positions.split_lines(window[pos:stop])
-            scanner.feed_lines(self.source, lines, first_line=self._fed_lines + 1)
-            self._fed_lines += len(lines)
+            first = self._fed_lines + 1
+            self._fed_lines += scanner.feed_text(
+                self.source, window[pos:stop], first, cr_breaks=True
+            )
             pos = stop
         self._fed_offset = base + pos
         tail = window[pos:].removesuffix("\r")

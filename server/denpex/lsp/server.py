@@ -41,7 +41,7 @@ from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
 from denpex import __version__
-from denpex.diagnosis import LogScanner
+from denpex.diagnosis.scanner import prepare_screen
 from denpex.export.markdown import diagnosis_markdown, local_names
 from denpex.lsp import (
     actions,
@@ -254,7 +254,7 @@ def create_server(check_guard: bool = False) -> DenpexServer:
         if ls.check_guard:
             ls.guard_self_test = guard.self_test()
         # Compile the catalog's patterns now rather than when the first log is opened.
-        asyncio.get_running_loop().run_in_executor(ls.pool, LogScanner)
+        asyncio.get_running_loop().run_in_executor(ls.pool, prepare_screen)
         for message in ls.watcher.configure(ls.settings):
             ls.notices.tell(message)
         for problem in ls.settings.problems:
