@@ -1,5 +1,5 @@
 """A tiny gloo job run under ``torchrun --nproc-per-node 4`` that hangs one way or another and
-leaves real Flight Recorder dumps (see tests/test_flight_recorder.py).
+leaves real Flight Recorder dumps (see tests/diagnosis/test_flight_recorder.py).
 
 Gloo has no watchdog that dumps on timeout (TORCH_NCCL_DUMP_ON_TIMEOUT only acts in
 ProcessGroupNCCL), so, as docs/flight-recorder.md tells gloo users, each rank writes its own

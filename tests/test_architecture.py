@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from paths import ROOT as REPO
+
 PACKAGE = REPO / "server" / "denpex"
 
 # Engines turn logs and checkpoints into typed results. The layers above present those

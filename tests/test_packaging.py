@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import tomllib
-from pathlib import Path
 
 import denpex
-
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
 
 
 def test_package_json_version_is_the_python_version() -> None:

@@ -24,8 +24,8 @@ import pytest
 
 from denpex import catalog
 from denpex.catalog.render import to_markdown
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "shared-schema" / "catalog-entry.schema.json").read_text())
 SAMPLES_FILE = ROOT / "tests" / "fixtures" / "catalog_signal_samples.toml"
 

@@ -13,14 +13,12 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from denpex import catalog
+from paths import CORPUS, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "corpus"
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
 # Test-split floors, set from the figures measured on 2026-12-04 over parts A-D (part D

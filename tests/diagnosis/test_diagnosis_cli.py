@@ -6,13 +6,12 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import jsonschema
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-LOGS = Path(__file__).parent / "logs"
+from paths import LOGS, ROOT
+
 SCHEMA = json.loads((ROOT / "shared-schema" / "diagnosis.schema.json").read_text())
 
 

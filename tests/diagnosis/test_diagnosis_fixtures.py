@@ -3,13 +3,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from denpex.diagnosis import diagnose_paths
-
-LOGS = Path(__file__).parent / "logs"
+from paths import LOGS
 
 # (files, catalog id, initiating rank, collateral ranks or None to skip, host, gpu)
 CASES = [

@@ -14,12 +14,12 @@ from denpex.diagnosis.context import EXTRACTOR_NAMES, extractor
 from denpex.diagnosis.lines import visible_segments
 from denpex.diagnosis.matcher import compile_catalog, default_catalog
 from denpex.diagnosis.ranks import split_prefix
+from paths import LOGS
 
 pytestmark = pytest.mark.skipif(
     not hyperscreen.available(), reason="the optional hyperscan package is not installed"
 )
 
-LOGS = Path(__file__).parent / "logs"
 FIXTURES = sorted(p for p in LOGS.rglob("*") if p.is_file())
 
 

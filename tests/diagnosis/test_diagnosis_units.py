@@ -17,9 +17,7 @@ from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
 from denpex.diagnosis.screen import Screen
 from denpex.diagnosis.timestamps import parse
 from denpex.diagnosis.values import ValueSeries
-
-LOGS = Path(__file__).parent / "logs"
-
+from paths import LOGS
 
 # ---- lines ----------------------------------------------------------------------------
 

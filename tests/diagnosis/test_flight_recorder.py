@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 
 from fr_job import PREFIX, run_job
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "shared-schema" / "diagnosis.schema.json").read_text())
 FR_TRACE = [sys.executable, "-m", "torch.distributed.flight_recorder.fr_trace"]
 

@@ -17,7 +17,6 @@ from safetensors.torch import save_file
 from denpex.demo.tinyrun import simulate_run
 from denpex_cli import denpex, validate_drift_report
 
-ROOT = Path(__file__).resolve().parents[1]
 STEPS, EVERY, ROUND_OFF = 120, 10, 0.1
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from denpex.export.redact import Redactor, redact
+from paths import LOGS
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlc2lnbmF0dXJl"
@@ -162,9 +163,6 @@ def test_patterns_cost_linear_time_within_a_line() -> None:
         started = time.monotonic()
         redact(line)
         assert time.monotonic() - started < 0.5, unit
-
-
-LOGS = Path(__file__).resolve().parent / "logs"
 
 
 def _secret_log() -> str:

@@ -21,8 +21,8 @@ from pytest_lsp import LanguageClient, client_capabilities
 from referencing import Registry, Resource
 
 from denpex.lsp.protocol import converter_factory
+from paths import SCHEMAS
 
-SCHEMAS = Path(__file__).resolve().parents[2] / "shared-schema"
 CUSTOM = ("denpex/finding", "denpex/driftUpdate", "denpex/status")
 TIMEOUT = 20.0
 

@@ -8,9 +8,11 @@ from pathlib import Path
 from lsp_harness import start, stop, validate
 from lsprotocol import types
 
+from paths import CORPUS
+
 # A real torchelastic log (tests/corpus, a023): the launcher's SIGTERMs to the other
 # children are stamped before the line naming the rank that died first.
-CORPUS_LOG = Path(__file__).resolve().parents[1] / "corpus" / "logs" / "a023.log"
+CORPUS_LOG = CORPUS / "logs" / "a023.log"
 Error = types.DiagnosticSeverity.Error
 
 

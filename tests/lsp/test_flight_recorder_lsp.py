@@ -4,13 +4,11 @@ lines, with hover saying where each rank is."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from lsp_harness import start, stop
 from lsprotocol import types
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/fr_job.py
 from fr_job import run_job
 
 STALL = "rank-stall-before-collective"

@@ -22,7 +22,7 @@ from lsp_harness import Session, start, stop, validate
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-LOGS = Path(__file__).resolve().parents[1] / "logs"
+from paths import LOGS, ROOT
 
 
 class RawServer:
@@ -207,7 +207,7 @@ async def test_a_backtracking_glob_costs_nothing(tmp_path: Path) -> None:
 
 
 def test_log_globs_are_ignored_in_untrusted_workspaces() -> None:
-    manifest = json.loads((Path(__file__).resolve().parents[2] / "package.json").read_text())
+    manifest = json.loads((ROOT / "package.json").read_text())
     restricted = manifest["capabilities"]["untrustedWorkspaces"]["restrictedConfigurations"]
     assert "denpex.logs.globs" in restricted
 

@@ -16,7 +16,6 @@ from lsp_harness import start, stop, validate
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/fr_job.py
 from fr_job import PREFIX, run_job
 
 STALL = "rank-stall-before-collective"

@@ -4,7 +4,6 @@ the same methods, the same wire names and required keys, and JSON types taken as
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -19,8 +18,7 @@ from denpex.lsp.protocol import (
     TerminalDataParams,
     converter_factory,
 )
-
-SCHEMAS = Path(__file__).resolve().parents[2] / "shared-schema"
+from paths import SCHEMAS
 
 
 def _params_schemas() -> dict[str, dict[str, Any]]:

@@ -17,7 +17,9 @@ from pathlib import Path
 from lsp_harness import Session, start, stop, validate
 from lsprotocol import types
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "logs"
+from paths import CORPUS, LOGS
+
+CORPUS_LOGS = CORPUS / "logs"
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ CASES = [
 
 
 def _write(case: Case, into: Path) -> Path:
-    lines = (CORPUS / f"{case.id}.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = (CORPUS_LOGS / f"{case.id}.log").read_text(encoding="utf-8").splitlines(keepends=True)
     path = into / case.name
     path.write_text("".join(lines[: case.lines] if case.lines else lines), encoding="utf-8")
     return path
@@ -208,7 +210,7 @@ async def test_sigabrt_after_watchdog_timeouts_stays_a_timeout(tmp_path: Path) -
     """The timeouts and teardown of tests/logs/elastic_wrong_root_cause.log without the
     culprit's traceback: rank 6's SIGABRT is its watchdog's abort, and torchelastic's Root
     Cause row for it names the first rank to notice. Neither the class nor a rank may follow."""
-    source = Path(__file__).resolve().parent.parent / "logs" / "elastic_wrong_root_cause.log"
+    source = LOGS / "elastic_wrong_root_cause.log"
     lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
     first_timeout = next(i for i, line in enumerate(lines) if "Watchdog caught" in line)
     path = tmp_path / "teardown.log"

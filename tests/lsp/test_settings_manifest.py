@@ -5,12 +5,11 @@ setting the server reads), and the server's parser reads each key the schema giv
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from denpex.lsp.settings import _FIELDS, CLIENT_SIDE, Settings, parse
+from paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "shared-schema" / "lsp-settings.schema.json").read_text())
 MANIFEST = json.loads((ROOT / "package.json").read_text())
 CONTRIBUTED = MANIFEST["contributes"]["configuration"]["properties"]

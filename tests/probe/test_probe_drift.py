@@ -24,6 +24,7 @@ from denpex.drift.verdict import assess  # noqa: E402
 from denpex.errors import InputError  # noqa: E402
 from denpex.fingerprints.records import RankFile, file_name  # noqa: E402
 from denpex.probe import DriftProbe  # noqa: E402
+from paths import SCHEMAS  # noqa: E402
 
 STEPS, EVERY, FAULT_STEP = 240, 20, 100
 
@@ -110,7 +111,7 @@ def test_not_a_fingerprint_dir_is_one_clear_error(tmp_path: Path) -> None:
 def test_fingerprint_reports_follow_the_drift_report_schema(runs: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     referencing = pytest.importorskip("referencing")
-    root = Path(__file__).parents[1] / "shared-schema"
+    root = SCHEMAS
     schemas = {
         n: json.loads((root / n).read_text())
         for n in ("drift-report.schema.json", "diagnosis.schema.json")
