@@ -44,7 +44,7 @@ from denpex.lsp import (
     positions,
     terminal_requests,
 )
-from denpex.lsp.checkpoints import CheckpointWatcher, Outcome, Progress
+from denpex.lsp.checkpoints import CheckpointWatcher, DriftAlarm, Outcome, Progress
 from denpex.lsp.documents import LogDocument, Scan, looks_binary
 from denpex.lsp.dumps import (
     FOLDER_TIMEOUT,
@@ -637,34 +637,23 @@ class DenpexServer(LanguageServer):
         if previous:
             self.drift.pop(previous, None)
             self.publish(previous)
-        if report.get("flagged"):
-            self._flag_drift(key, report, outcome.places)
+        if outcome.alarm is not None:
+            self._flag_drift(key, outcome.alarm)
         self.send_status()
 
-    def _flag_drift(
-        self, key: str, report: dict[str, Any], places: dict[str, dict[str, Any]]
-    ) -> None:
-        onset = report.get("onset_step")
-        place = places.get(str(onset), {}) if onset is not None else {}
-        path = place.get("path")
-        finding = report.get("finding") or {}
-        title = finding.get("title") or "Parameter drift"
-        rank = report.get("faulty_rank")
-        text = f"{title}: {report.get('verdict')} in {key}"
-        text += f" from step {onset}" if onset is not None else ""
-        text += f", faulty rank {rank}" if rank is not None else ""
+    def _flag_drift(self, key: str, alarm: DriftAlarm) -> None:
         # The message goes first: a client that sees the diagnostic has seen it too.
-        self.tell(text + ".", types.MessageType.Warning)
-        if path:
-            uri = Path(path).resolve().as_uri()
-            line = max(0, int(place.get("line", 1)) - 1)  # a probe record's line; else the top
+        self.tell(alarm.message + ".", types.MessageType.Warning)
+        if alarm.path:
+            uri = Path(alarm.path).resolve().as_uri()
+            line = alarm.line - 1  # a probe record's line; else the top
             diag = types.Diagnostic(
                 range=types.Range(types.Position(line, 0), types.Position(line, 0)),
                 severity=types.DiagnosticSeverity.Error,
                 source="denpex",
-                code=finding.get("id") or "sdc-gradual-parameter-drift",
-                message=text + ". " + diagnostics.first_sentence(finding.get("root_cause", "")),
-                data={"run": key, "onset_step": onset},
+                code=alarm.code,
+                message=alarm.message + ". " + diagnostics.first_sentence(alarm.root_cause),
+                data={"run": key, "onset_step": alarm.onset_step},
             )
             self.drift[uri] = diagnostics.Published(diagnostics=[diag])
             self.drift_marks[key] = uri
