@@ -21,7 +21,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -29,8 +28,6 @@ from denpex.drift.api import drift_report
 from denpex.drift.stats import mann_kendall
 from trainings.corpus import HELD_OUT, ONSET, TUNING, Run, build, family
 from trainings.models import ARCHS
-
-Report = dict[str, Any]
 
 
 @dataclass
@@ -68,13 +65,13 @@ def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
         label=run.label,
         kind=kind,
         eps=eps,
-        verdict=plain["verdict"],
-        verdict_noise=noisy["verdict"],
-        flagged=bool(plain["flagged"]),
-        flagged_noise=bool(noisy["flagged"]),
-        onset=plain["onset_step"],
-        onset_noise=noisy["onset_step"],
-        naive_alarm=mann_kendall([p["l2"] for p in plain["points"]]).p_increasing < 0.01,
+        verdict=plain.verdict,
+        verdict_noise=noisy.verdict,
+        flagged=plain.flagged,
+        flagged_noise=noisy.flagged,
+        onset=plain.onset_step,
+        onset_noise=noisy.onset_step,
+        naive_alarm=mann_kendall([p["l2"] for p in plain.to_json()["points"]]).p_increasing < 0.01,
     )
 
 

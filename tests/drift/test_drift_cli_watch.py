@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from denpex.drift import api
-from denpex.drift.watch import watch
+from denpex.commands.watch import watch
+from denpex.drift import api, sources
 
 POLL = 0.3
 
@@ -101,7 +101,7 @@ def test_new_checkpoints_are_read_only_once_complete(
     lines = w.wait_for(lambda lines: len(_steps(lines)) == 3)
     assert _steps(lines) == [10, 20, 30]  # each step once, in order
     # The figures are those of the complete files.
-    final = api.drift_report(str(run), str(ref), device="cpu")
+    final = api.drift_report(str(run), str(ref), device="cpu").to_json()
     for got, want in zip((e["point"] for e in lines), final["points"], strict=True):
         assert got["l2"] == pytest.approx(want["l2"], rel=1e-12)
         assert got["top_tensors"][0]["name"] == "a.weight"
@@ -109,8 +109,10 @@ def test_new_checkpoints_are_read_only_once_complete(
 
     # A restart prints the known steps again from the cache, without reading a tensor.
     calls: list[int] = []
-    real = api.compare_readers
-    monkeypatch.setattr(api, "compare_readers", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = sources.compare_readers
+    monkeypatch.setattr(
+        sources, "compare_readers", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
     again = _Watching(str(run), ref=str(ref), as_json=True, cache_dir=str(cache))
     again.wait_for(lambda lines: len(_steps(lines)) == 3)
     again.join()

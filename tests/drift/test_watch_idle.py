@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from denpex.drift.watch import watch
+from denpex.commands.watch import watch
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads process CPU time from /proc"

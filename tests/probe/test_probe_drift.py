@@ -19,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from denpex.demo.tinyrun import FaultSpec, simulate_probed_run  # noqa: E402
-from denpex.drift import fingerprints  # noqa: E402
+from denpex.drift import api, fingerprints  # noqa: E402
 from denpex.drift.verdict import assess  # noqa: E402
 from denpex.errors import InputError  # noqa: E402
 from denpex.fingerprints.records import RankFile, file_name  # noqa: E402
@@ -122,14 +122,14 @@ def test_fingerprint_reports_follow_the_drift_report_schema(runs: Path) -> None:
     validator = jsonschema.Draft202012Validator(
         schemas["drift-report.schema.json"], registry=registry
     )
-    report = fingerprints.drift_report(
+    report = api.drift_report(
         str(runs / "faulty"), str(runs / "ref"), noise_ref=str(runs / "noise")
-    )
+    ).to_json()
     validator.validate(report)
     assert report["verdict"] == "gradual_drift" and report["device"] == "fingerprints"
     assert report["finding"]["id"] == "sdc-gradual-parameter-drift"
     with pytest.raises(InputError, match="must too"):
-        fingerprints.drift_report(str(runs / "faulty"), str(runs))
+        api.drift_report(str(runs / "faulty"), str(runs))
 
 
 @pytest.mark.slow

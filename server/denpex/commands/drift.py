@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-from denpex.drift.progress import ProgressBar
+from denpex.commands.progress import ProgressBar
+
+if TYPE_CHECKING:  # imported when a command runs: it pulls numpy into every `denpex` command
+    from denpex.drift.report import DriftReport
 
 _DEVICE_HELP = "where reductions run: auto (CUDA when present), cpu or cuda (default auto)"
 _KEY_HELP = (
@@ -105,18 +108,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=_watch)
 
 
-def _emit(report: dict[str, Any], as_json: bool) -> int:
+def _emit(report: DriftReport, as_json: bool) -> int:
     from denpex.drift.report import render_human
 
     if as_json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
     else:
         sys.stdout.write(render_human(report) + "\n")
-    if report["verdict"] == "not_comparable":  # never "equal" when nothing was compared
+    if report.verdict == "not_comparable":  # never "equal" when nothing was compared
         sys.stdout.flush()
-        sys.stderr.write(f"denpex: error: {report['notes'][0]}\n")
+        sys.stderr.write(f"denpex: error: {report.assessment.notes[0]}\n")
         return 2
-    return 1 if report["flagged"] else 0
+    return 1 if report.flagged else 0
 
 
 def _drift(args: argparse.Namespace) -> int:
@@ -168,7 +171,7 @@ def _replicas(args: argparse.Namespace) -> int:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from denpex.drift.watch import watch
+    from denpex.commands.watch import watch
 
     return watch(
         args.dirs,

@@ -1,151 +1,25 @@
 """The drift engine's entry points: a run against a reference, or replicas of one run.
 
-Both return the drift-report JSON (``shared-schema/drift-report.schema.json``); the CLI
-prints it, the language server calls these in a worker process.
+Both return a typed ``DriftReport`` (``to_json()``: shared-schema/drift-report.schema.json);
+the CLI prints it, the language server calls these in a worker process. The run's data
+comes from a ``Source`` (checkpoints or probe fingerprints, ``sources``).
 """
 
 from __future__ import annotations
 
 import math
-import os
-import shutil
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-from denpex.checkpoints.discover import (
-    Checkpoint,
-    find_checkpoints,
-    incomplete_reason,
-    single_checkpoint,
-)
-from denpex.checkpoints.layouts import model_files, open_checkpoint
-from denpex.checkpoints.reader import CheckpointError, Reader
-from denpex.drift import distributed, fingerprints
-from denpex.drift.cache import StepCache, fingerprint
-from denpex.drift.compare import Kernel, compare_readers
 from denpex.drift.model import ReplicaStep, StepDiff
-from denpex.drift.replicas import compare_replicas
-from denpex.drift.report import build_report
+from denpex.drift.report import DriftReport, Point
+from denpex.drift.sources import Progress, Series, open_source, resolve_device
+from denpex.drift.verdict import Assessment, assess, assess_replicas
 from denpex.errors import InputError
-
-Progress = Callable[[int, int], None]
-Pairs = list[tuple[Checkpoint, Checkpoint]]
 
 
 def check_tolerance(tolerance: float) -> None:
     """NaN would compare false with every difference and forgive it; Inf forgives all."""
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise InputError(f"--tolerance {tolerance}: expected a finite number >= 0")
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` picks CUDA when present; torch is imported only when a driver is there."""
-    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-        raise InputError(f"--device {device!r}: expected auto, cpu or cuda")
-    if device == "cpu":
-        return "cpu"
-    has_driver = os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi")
-    available = False
-    if has_driver or device != "auto":
-        import torch
-
-        available = torch.cuda.is_available()
-    if device == "auto":
-        return "cuda" if available else "cpu"
-    if not available:
-        raise InputError(f"--device {device}: no CUDA device available (use --device cpu)")
-    return device
-
-
-def _size(cp: Checkpoint) -> int:
-    paths = list(cp.ranks.values()) or [cp.path]
-    total = 0
-    for p in paths:
-        try:
-            _, files = model_files(p)
-        except CheckpointError:
-            continue
-        total += sum(f.stat().st_size for f in files if f.is_file())
-        total += sum(
-            f.stat().st_size for d in files if d.is_dir() for f in d.rglob("*") if f.is_file()
-        )
-    return total
-
-
-class _Bytes:
-    """Turns per-block byte counts into ``progress(done, total)`` calls."""
-
-    def __init__(self, total: int, progress: Progress | None) -> None:
-        self.total = max(1, total)
-        self.done = 0
-        self.progress = progress
-
-    def __call__(self, n: int) -> None:
-        self.done = min(self.total, self.done + n)
-        if self.progress:
-            self.progress(self.done, self.total)
-
-    def finish(self) -> None:
-        if self.progress:
-            self.progress(self.total, self.total)
-
-
-def _open(path: Path, key: str | None, what: str, step: int, warnings: list[str]) -> Reader | None:
-    try:
-        return open_checkpoint(path, key)
-    except InputError as exc:
-        warnings.append(f"step {step}: {what} not compared: {exc}")
-        return None
-
-
-def compare_steps(
-    pairs: Pairs,
-    *,
-    kernel: Kernel,
-    key: str | None,
-    cache: StepCache,
-    warnings: list[str],
-    on_bytes: Callable[[int], None],
-) -> list[StepDiff]:
-    """Each (run, ref) pair of one step compared; unreadable checkpoints become warnings."""
-    out: list[StepDiff] = []
-    for run_cp, ref_cp in pairs:
-        cache_key = f"ref|{key}|{fingerprint(run_cp.path)}||{fingerprint(ref_cp.path)}"
-        cached = cache.get_step(cache_key)
-        if cached is None:
-            run = _open(run_cp.path, key, "run checkpoint", run_cp.step, warnings)
-            ref = _open(ref_cp.path, key, "reference checkpoint", ref_cp.step, warnings)
-            if run is None or ref is None:
-                for reader in (run, ref):
-                    if reader:
-                        reader.close()
-                continue
-            try:
-                cached = distributed.combine(
-                    kernel, compare_readers(run, ref, run_cp.step, kernel, on_bytes)
-                )
-            finally:
-                run.close()
-                ref.close()
-            cache.put(cache_key, cached)
-        out.append(cached)
-    return out
-
-
-def _pairs(run: list[Checkpoint], ref: list[Checkpoint], warnings: list[str], label: str) -> Pairs:
-    by_step = {c.step: c for c in ref}
-    only_run = [c.step for c in run if c.step not in by_step]
-    only_ref = sorted(set(by_step) - {c.step for c in run})
-    if only_run:
-        warnings.append(f"steps only in the run, not compared: {_steps(only_run)}")
-    if only_ref:
-        warnings.append(f"steps only in the {label}, not compared: {_steps(only_ref)}")
-    return [(c, by_step[c.step]) for c in run if c.step in by_step]
-
-
-def _steps(steps: list[int]) -> str:
-    return ", ".join(map(str, steps[:8])) + (f" (+{len(steps) - 8} more)" if len(steps) > 8 else "")
 
 
 def drift_report(
@@ -159,158 +33,61 @@ def drift_report(
     cache_dir: str | None = None,
     gpu: int | None = None,
     host: str | None = None,
-) -> dict[str, Any]:
+) -> DriftReport:
     """RUN against REF step by step, judged by the verdict (``--noise-ref`` calibrates it).
 
     ``gpu``/``host``: where the run trained, when known; they fill the finding's
-    verification commands (``dcgmi diag -r 3 -i <gpu>``)."""
-    from denpex.drift.one_point import one_point
-    from denpex.drift.per_rank import judge_ranks, split_ranks
-    from denpex.drift.verdict import assess
-
-    if fingerprints.is_fingerprint_dir(run):  # probe output (denpex.probe), not checkpoints
-        return fingerprints.drift_report(run, ref, noise_ref=noise_ref, gpu=gpu, host=host)
-    warnings: list[str] = []
-    run_one, ref_one = single_checkpoint(run), single_checkpoint(ref)
-    if run_one and ref_one:
-        pairs, noise_pairs = _one_pair(run_one, ref_one, noise_ref, warnings)
-    else:
-        pairs, noise_pairs = _step_pairs(run, ref, noise_ref, warnings)
-    by_rank = split_ranks(pairs, warnings)
-    noise_by_rank = split_ranks(noise_pairs, warnings) if noise_pairs else {}
-    every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
-    counter = _Bytes(sum(_size(a) + _size(b) for a, b in every), progress)
-    kernel = distributed.make_kernel(resolve_device(device))
-    cache = StepCache(cache_dir)
-
-    def compare(group: Pairs) -> list[StepDiff]:
-        return compare_steps(
-            group, kernel=kernel, key=key, cache=cache, warnings=warnings, on_bytes=counter
-        )
-
-    try:
-        series = {r: found for r, group in by_rank.items() if (found := compare(group))}
-        noise = {r: compare(group) for r, group in noise_by_rank.items()}
-    finally:
-        kernel.close()
-    counter.finish()
-    if not series:
-        raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
-    verdicts = {
-        r: assess(s, noise.get(r, noise.get(None)) or None, run=run, ref=ref, gpu=gpu, host=host)
-        for r, s in series.items()
-    }
-    if None in series:
-        shown, assessment = series[None], verdicts[None]
-        if run_one and ref_one:
-            noise_point = noise[None][0] if noise.get(None) else None
-            assessment = one_point(shown[0], assessment, noise_point)
-    else:
-        per_rank = {r: v for r, v in verdicts.items() if r is not None}
-        rank, assessment = judge_ranks(per_rank, {r: s for r, s in series.items() if r is not None})
-        shown = series[rank]
-    return build_report(
-        mode="reference",
-        run=run,
-        reference=ref,
-        series=shown,
-        assessment=assessment,
-        warnings=warnings,
-        device=kernel.device,
-        noise_ref=noise_ref,
+    verification commands (``dcgmi diag -r 3 -i <gpu>``). Given, they win over what the
+    source knows."""
+    source = open_source(run, device=device, key=key, cache_dir=cache_dir, progress=progress)
+    return reference_report(
+        run, ref, source.against(ref, noise_ref), noise_ref=noise_ref, gpu=gpu, host=host
     )
 
 
-def _step_pairs(
-    run: str, ref: str, noise_ref: str | None, warnings: list[str]
-) -> tuple[Pairs, Pairs]:
-    """Run and reference checkpoints matched by step (and the noise run's, if any)."""
-    run_cps = _require(run, find_checkpoints(run, warnings), warnings)
-    ref_cps = _require(ref, find_checkpoints(ref, warnings), warnings)
-    pairs = _pairs(run_cps, ref_cps, warnings, "reference")
-    if not pairs:
-        raise InputError(
-            f"{run} and {ref} share no checkpoint step (run: {_steps([c.step for c in run_cps])}; "
-            f"reference: {_steps([c.step for c in ref_cps])})"
-        )
-    noise_pairs: Pairs = []
-    if noise_ref:
-        noise_cps = _require(noise_ref, find_checkpoints(noise_ref, warnings), warnings)
-        noise_pairs = _pairs(noise_cps, ref_cps, [], "reference")
-    return pairs, noise_pairs
-
-
-def _one_pair(
-    run: Checkpoint, ref: Checkpoint, noise_ref: str | None, warnings: list[str]
-) -> tuple[Pairs, Pairs]:
-    """Two single checkpoints (files or model folders) compared as one point, whatever steps
-    their names carry: the run's step when it names one."""
-    noise = single_checkpoint(noise_ref) if noise_ref else None
-    if noise_ref and noise is None:
-        raise InputError(f"{noise_ref}: expected one checkpoint, like the run and the reference")
-    for cp in (run, ref, *([noise] if noise else [])):
-        reason = incomplete_reason(cp.path)
-        if reason:
-            raise InputError(f"{cp.path}: {reason}")
-    step = run.step or ref.step
-    if run.step and ref.step and run.step != ref.step:
-        warnings.append(f"one pair: the run's step {run.step} against the reference's {ref.step}")
-    ref_at = Checkpoint(step, ref.path)
-    noise_pairs = [(Checkpoint(step, noise.path), ref_at)] if noise else []
-    return [(Checkpoint(step, run.path), ref_at)], noise_pairs
-
-
-def _require(root: str, cps: list[Checkpoint], warnings: list[str]) -> list[Checkpoint]:
-    if not cps:
-        why = "; ".join(w for w in warnings if str(root) in w)[:400]
-        raise InputError(f"{root}: no complete checkpoints{': ' + why if why else ''}")
-    return cps
-
-
-def compare_replica_steps(
-    cps: list[Checkpoint],
+def reference_report(
+    run: str,
+    ref: str,
+    series: Series[StepDiff],
     *,
-    kernel: Kernel,
-    key: str | None,
-    tolerance: float,
-    cache: StepCache,
-    warnings: list[str],
-    on_bytes: Callable[[int], None],
-) -> list[ReplicaStep]:
-    """Each step's replicas against their majority. A rank of the job with no checkpoint at
-    a step, or an unreadable one, is ``absent`` there: it disagrees, it is never skipped."""
-    job = sorted({r for cp in cps for r in cp.ranks})
-    if len(job) < 2:
-        warnings.append(f"fewer than two replicas (ranks {job})")
-        return []
-    out: list[ReplicaStep] = []
-    for cp in cps:
-        absent = {r: f"no checkpoint at step {cp.step}" for r in job if r not in cp.ranks}
-        cache_key = f"replicas|{key}|{tolerance}|" + "||".join(
-            f"{r}={fingerprint(p)}" for r, p in cp.ranks.items()
-        )
-        cached = cache.get_replicas(cache_key)
-        if cached is None:
-            readers: dict[int, Reader] = {}
-            for rank, path in cp.ranks.items():
-                reader = _open(path, key, f"rank {rank}", cp.step, warnings)
-                if reader is not None:
-                    readers[rank] = reader
-                else:
-                    absent[rank] = f"checkpoint at step {cp.step} unreadable"
-            try:
-                if not readers:
-                    cached = ReplicaStep(step=cp.step)
-                else:
-                    cached = compare_replicas(cp.step, readers, kernel, tolerance, on_bytes)
-            finally:
-                for reader in readers.values():
-                    reader.close()
-            if len(readers) == len(cp.ranks):  # the cache keeps no absence: store whole steps
-                cache.put(cache_key, cached)
-        cached.absent = absent
-        out.append(cached)
-    return out
+    noise_ref: str | None = None,
+    gpu: int | None = None,
+    host: str | None = None,
+) -> DriftReport:
+    """The verdict on a compared series, as a report."""
+    from denpex.drift.one_point import one_point
+    from denpex.drift.per_rank import judge_ranks
+
+    trained_on, trained_at = gpu if gpu is not None else series.gpu, host or series.host
+
+    def judge(steps: list[StepDiff], noise: list[StepDiff] | None) -> Assessment:
+        return assess(steps, noise or None, run=run, ref=ref, gpu=trained_on, host=trained_at)
+
+    shown, places = series.steps, series.places
+    if series.ranks:  # per-rank layouts: the rank that departs (else the lowest) is shown
+        verdicts = {
+            r: judge(s, series.noise_ranks.get(r, series.noise)) for r, s in series.ranks.items()
+        }
+        rank, assessment = judge_ranks(verdicts, series.ranks)
+        shown = series.ranks[rank]
+        places = {s: by[rank] for s, by in series.rank_places.items() if rank in by}
+    else:
+        assessment = judge(series.steps, series.noise)
+        if series.one_point:
+            noise_point = series.noise[0] if series.noise else None
+            assessment = one_point(series.steps[0], assessment, noise_point)
+    return DriftReport(
+        mode="reference",
+        run=run,
+        reference=ref,
+        points=[Point(s, places.get(s.step)) for s in shown],
+        assessment=assessment,
+        warnings=series.warnings,
+        device=series.device,
+        noise_reference=noise_ref,
+        noise_points=[Point(s, series.noise_places.get(s.step)) for s in series.noise or []],
+        transient=series.transient,
+    )
 
 
 def replicas_report(
@@ -322,52 +99,49 @@ def replicas_report(
     progress: Progress | None = None,
     cache_dir: str | None = None,
     gpus_per_node: int | None = None,
-) -> dict[str, Any]:
+) -> DriftReport:
     """Every step's data-parallel replicas against their majority.
 
     ``gpus_per_node`` maps the faulty rank to its local GPU for the verification commands."""
-    from denpex.drift.verdict import assess_replicas
-
     check_tolerance(tolerance)
-    if fingerprints.is_fingerprint_dir(run):
-        return fingerprints.replicas_report(run, tolerance=tolerance, gpus_per_node=gpus_per_node)
-    warnings: list[str] = []
-    cps = _require(run, find_checkpoints(run, warnings, replicas=True), warnings)
-    counter = _Bytes(sum(_size(c) for c in cps), progress)
-    kernel = Kernel(resolve_device(device))
-    try:
-        series = compare_replica_steps(
-            cps,
-            kernel=kernel,
-            key=key,
-            tolerance=tolerance,
-            cache=StepCache(cache_dir),
-            warnings=warnings,
-            on_bytes=counter,
-        )
-    finally:
-        kernel.close()
-    counter.finish()
-    if not series:
-        raise InputError(f"no step of {run} could be compared: {warnings[-1] if warnings else ''}")
-    assessment = assess_replicas(series, run=run, gpus_per_node=gpus_per_node)
-    return build_report(
+    source = open_source(run, device=device, key=key, cache_dir=cache_dir, progress=progress)
+    return replica_report(
+        run, source.replicas(tolerance), tolerance=tolerance, gpus_per_node=gpus_per_node
+    )
+
+
+def replica_report(
+    run: str,
+    series: Series[ReplicaStep],
+    *,
+    tolerance: float | None = None,
+    gpus_per_node: int | None = None,
+) -> DriftReport:
+    """The verdict on compared replicas, as a report."""
+    assessment = assess_replicas(
+        series.steps, run=run, gpus_per_node=gpus_per_node or series.gpus_per_node
+    )
+    return DriftReport(
         mode="replicas",
         run=run,
         reference=None,
-        series=series,
+        points=[
+            Point(s, series.places.get(s.step), series.rank_places.get(s.step, {}))
+            for s in series.steps
+        ],
         assessment=assessment,
-        warnings=warnings,
-        device=kernel.device,
+        warnings=series.warnings,
+        device=series.device,
         tolerance=tolerance,
+        transient=series.transient,
     )
 
 
 __all__ = [
     "check_tolerance",
-    "compare_replica_steps",
-    "compare_steps",
     "drift_report",
+    "reference_report",
+    "replica_report",
     "replicas_report",
     "resolve_device",
 ]

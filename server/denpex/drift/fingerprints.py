@@ -27,12 +27,13 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from typing import Any
 
 import numpy as np
 
 from denpex.drift.compare import compared_dtype
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
+from denpex.drift.report import Place
+from denpex.drift.sources import Series
 from denpex.errors import InputError
 from denpex.fingerprints.records import (
     Record,
@@ -41,12 +42,14 @@ from denpex.fingerprints.records import (
     open_rank_files,
     rounding_floor,
 )
+from denpex.majority import vote
 
 SKETCH_NOTE = "estimated from fingerprints: l2 from sketches, max |Δ| a lower bound, count unknown"
 # The global sketch is trusted when its squared difference is this far above its rounding floor.
 _FLOOR_MARGIN = 100.0
+DEVICE = "fingerprints"  # the report's device: nothing was read on a GPU
 
-__all__ = ["compare", "drift_report", "is_fingerprint_dir", "replicas", "replicas_report"]
+__all__ = ["FingerprintSource", "compare", "is_fingerprint_dir", "replicas"]
 
 
 def _shape_dims(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -154,7 +157,16 @@ def compare(
     run: str | os.PathLike[str], ref: str | os.PathLike[str], warnings: list[str] | None = None
 ) -> list[StepDiff]:
     """Steps fingerprinted in both directories, run versus reference, in step order."""
-    notes = warnings if warnings is not None else []
+    series = _compared(run, ref)
+    if warnings is not None:
+        warnings.extend(series.warnings)
+    return series.steps
+
+
+def _compared(run: str | os.PathLike[str], ref: str | os.PathLike[str]) -> Series[StepDiff]:
+    """``compare`` with where each step's record is and which warnings are transient: a
+    torn last line, steps one side has not reached yet (normal while a run is written)."""
+    notes: list[str] = []
     run_files, ref_files = open_rank_files(run), open_rank_files(ref)
     common = sorted(set(run_files) & set(ref_files))
     if not common:
@@ -164,13 +176,23 @@ def compare(
     rank = common[0]
     fa, fb = run_files[rank], ref_files[rank]
     notes.extend(fa.warnings + fb.warnings)
+    transient = fa.torn | fb.torn
     only_run = sorted(set(fa.offsets) - set(fb.offsets))
     only_ref = sorted(set(fb.offsets) - set(fa.offsets))
     if only_run:
         notes.append(f"steps only in the run (not compared): {_steps(only_run)}")
+        transient.add(notes[-1])
     if only_ref:
         notes.append(f"steps only in the reference (not compared): {_steps(only_ref)}")
-    return [step_diff(fa.read(s), fb.read(s)) for s in sorted(set(fa.offsets) & set(fb.offsets))]
+        transient.add(notes[-1])
+    steps = sorted(set(fa.offsets) & set(fb.offsets))
+    return Series(
+        [step_diff(fa.read(s), fb.read(s)) for s in steps],
+        notes,
+        DEVICE,
+        places={s: Place(str(fa.path), fa.lines[s]) for s in steps},
+        transient=transient,
+    )
 
 
 def _steps(steps: list[int]) -> str:
@@ -191,16 +213,15 @@ def replica_step(records: dict[int, Record], absent: dict[int, str] | None = Non
     by_rank = {rank: rec.by_name() for rank, rec in records.items()}
     majority: dict[str, int] = {}  # tensor -> majority hash
     for name in names:
-        counts = Counter(by_rank[r][name].hash for r in records if name in by_rank[r])
-        (top, n), *rest = counts.most_common()
-        if rest and rest[0][1] == n:
-            holders = [r for r in sorted(records) if name in by_rank[r]]
-            top = by_rank[holders[0]][name].hash
-            out.warnings.append(
-                f"step {step}: {name}: no majority among ranks; compared with rank {holders[0]}'s "
+        result = vote({r: by_rank[r][name].hash for r in records if name in by_rank[r]})
+        top = result.reference[0]
+        if result.tied:
+            out.ties.append(
+                f"step {step}: {name}: no majority among ranks; compared with rank {top}'s "
                 "(see the probe's own replica verdict in the record for its tie rule)"
             )
-        majority[name] = top
+            out.warnings.append(out.ties[-1])
+        majority[name] = by_rank[top][name].hash
     held = {n for n in names if 2 * sum(n in by_rank[r] for r in records) >= len(records)}
     for rank, rec in records.items():
         # Reference: the peer agreeing with the majority on the most tensors.
@@ -243,18 +264,36 @@ def replica_step(records: dict[int, Record], absent: dict[int, str] | None = Non
 def replicas(run: str | os.PathLike[str], warnings: list[str] | None = None) -> list[ReplicaStep]:
     """Replica mode over a fingerprint directory written by a probe with several ranks. A rank
     without a record at a step disagrees there."""
-    notes = warnings if warnings is not None else []
+    series = _replicas(run)
+    if warnings is not None:
+        warnings.extend(series.warnings)
+    return series.steps
+
+
+def _replicas(run: str | os.PathLike[str]) -> Series[ReplicaStep]:
+    notes: list[str] = []
     files = open_rank_files(run)
     for f in files.values():
         notes.extend(f.warnings)
     if len(files) < 2:
         raise InputError(f"{run}: fingerprints of a single rank; replica mode needs two or more")
     out = []
+    places: dict[int, dict[int, Place]] = {}
     for step in sorted(set.union(*(set(f.offsets) for f in files.values()))):
         present = {r: f for r, f in files.items() if step in f.offsets}
         absent = {r: f"no fingerprint at step {step}" for r in files if r not in present}
         out.append(replica_step({r: f.read(step) for r, f in present.items()}, absent))
-    return out
+        places[step] = {r: Place(str(f.path), f.lines[step]) for r, f in present.items()}
+    first = files[min(files)]
+    return Series(
+        out,
+        notes,
+        DEVICE,
+        # The first rank's file, as long as the faulty rank is not known.
+        places={s: Place(str(first.path), first.lines[s]) for s in first.lines},
+        rank_places=places,
+        transient={w for f in files.values() for w in f.torn},
+    )
 
 
 def _first_records(path: str | os.PathLike[str]) -> list[Record]:
@@ -271,83 +310,47 @@ def _require_fingerprints(path: str | os.PathLike[str] | None, role: str) -> Non
         )
 
 
-def drift_report(
-    run: str,
-    ref: str,
-    *,
-    noise_ref: str | None = None,
-    gpu: int | None = None,
-    host: str | None = None,
-) -> dict[str, Any]:
-    """`denpex drift RUN --ref REF` when RUN is a fingerprint directory (same report JSON).
+class FingerprintSource:
+    """A directory of probe fingerprints (``sources.Source``)."""
 
-    ``gpu``/``host`` given by the user win over what the records say."""
-    from denpex.drift.report import build_report
-    from denpex.drift.verdict import assess
+    def __init__(self, run: str) -> None:
+        self.run = run
 
-    _require_fingerprints(ref, "reference")
-    _require_fingerprints(noise_ref, "noise reference")
-    warnings: list[str] = []
-    series = compare(run, ref, warnings)
-    if not series:
-        raise InputError(f"{run} and {ref} share no fingerprinted step")
-    noise = compare(noise_ref, ref, warnings) if noise_ref else None
-    if noise_ref is None:
-        warnings.append(
-            "fingerprints do not show where a difference sits inside a tensor; give --noise-ref "
-            "(a healthy rerun's fingerprints) to judge small faults"
-        )
-    # A compute fault in data-parallel training reaches every rank through the all-reduce:
-    # the GPU is known only when a single process trained.
-    firsts = _first_records(run)
-    single = len(firsts) == 1 and firsts[0].world_size == 1
-    hosts = {r.host for r in firsts}
-    assessment = assess(
-        series,
-        noise,
-        run=run,
-        ref=ref,
-        gpu=gpu if gpu is not None else firsts[0].local_gpu if single else None,
-        host=host or (hosts.pop() if len(hosts) == 1 else None),
-    )
-    return build_report(
-        mode="reference",
-        run=run,
-        reference=ref,
-        series=series,
-        assessment=assessment,
-        warnings=warnings,
-        device="fingerprints",
-        noise_ref=noise_ref,
-    )
+    def against(self, ref: str, noise_ref: str | None) -> Series[StepDiff]:
+        _require_fingerprints(ref, "reference")
+        _require_fingerprints(noise_ref, "noise reference")
+        series = _compared(self.run, ref)
+        if not series.steps:
+            raise InputError(f"{self.run} and {ref} share no fingerprinted step")
+        if noise_ref:
+            noise = _compared(noise_ref, ref)
+            series.noise, series.noise_places = noise.steps, noise.places
+            series.warnings += noise.warnings
+            series.transient |= noise.transient
+        else:
+            series.warnings.append(
+                "fingerprints do not show where a difference sits inside a tensor; give "
+                "--noise-ref (a healthy rerun's fingerprints) to judge small faults"
+            )
+        # A compute fault in data-parallel training reaches every rank through the
+        # all-reduce: the GPU is known only when a single process trained.
+        firsts = _first_records(self.run)
+        single = len(firsts) == 1 and firsts[0].world_size == 1
+        hosts = {r.host for r in firsts}
+        series.gpu = firsts[0].local_gpu if single else None
+        series.host = hosts.pop() if len(hosts) == 1 else None
+        return series
 
-
-def replicas_report(
-    run: str, *, tolerance: float = 0.0, gpus_per_node: int | None = None
-) -> dict[str, Any]:
-    """`denpex replicas RUN` when RUN is a fingerprint directory (same report JSON)."""
-    from denpex.drift.report import build_report
-    from denpex.drift.verdict import assess_replicas
-
-    warnings: list[str] = []
-    if tolerance > 0:
-        warnings.append("--tolerance is not applied to fingerprints: their hashes compare bitwise")
-    series = replicas(run, warnings)
-    if not series:
-        raise InputError(f"{run}: no step fingerprinted on every rank")
-    firsts = _first_records(run)
-    on_first_host = [r for r in firsts if r.host == firsts[0].host]
-    known_gpus = all(r.local_gpu is not None for r in firsts)
-    assessment = assess_replicas(
-        series, run=run, gpus_per_node=len(on_first_host) if known_gpus else None
-    )
-    return build_report(
-        mode="replicas",
-        run=run,
-        reference=None,
-        series=series,
-        assessment=assessment,
-        warnings=warnings,
-        device="fingerprints",
-        tolerance=tolerance,
-    )
+    def replicas(self, tolerance: float) -> Series[ReplicaStep]:
+        series = _replicas(self.run)
+        if tolerance > 0:
+            series.warnings.insert(
+                0, "--tolerance is not applied to fingerprints: their hashes compare bitwise"
+            )
+        if not series.steps:
+            raise InputError(f"{self.run}: no step fingerprinted on every rank")
+        firsts = _first_records(self.run)
+        on_first_host = [r for r in firsts if r.host == firsts[0].host]
+        if all(r.local_gpu is not None for r in firsts):
+            series.gpus_per_node = len(on_first_host)
+        return series

@@ -140,6 +140,8 @@ class ReplicaStep:
     ranks: dict[int, StepDiff] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     absent: dict[int, str] = field(default_factory=dict)
+    # Of the warnings: tensors without a majority (sides of equal size), said in the verdict.
+    ties: list[str] = field(default_factory=list)
 
     def disagrees(self, rank: int) -> bool:
         if rank in self.absent:

@@ -18,6 +18,7 @@ import numpy as np
 from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.compare import Kernel, blocks, compare_pair, to_compared
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
+from denpex.majority import vote
 
 
 def _fingerprint(
@@ -80,17 +81,15 @@ def compare_replicas(
     for name in names:
         holders = {r: rd for r, rd in readers.items() if name in rd.tensors}
         prints = {r: _fingerprint(rd, name, on_bytes) for r, rd in holders.items()}
-        groups: dict[bytes, list[int]] = {}
-        for r, (digest, _, _) in prints.items():
-            groups.setdefault(digest, []).append(r)
-        ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0]))
-        majority = ordered[0]
-        if len(ordered) > 1 and len(ordered[1]) == len(majority):
-            split = " | ".join(",".join(map(str, g)) for g in ordered)
-            out.warnings.append(
+        result = vote({r: digest for r, (digest, _, _) in prints.items()})
+        majority = result.reference
+        if result.tied:
+            split = " | ".join(",".join(map(str, g)) for g in result.sides)
+            out.ties.append(
                 f"step {step}: {name}: no majority among ranks ({split}); "
                 f"compared with rank {majority[0]}'s"
             )
+            out.warnings.append(out.ties[-1])
         rep = majority[0]
         _, ref_sq, rep_non_finite = prints[rep]
         meta = readers[rep].tensors[name]

@@ -4,10 +4,12 @@ compact table a person reads in a terminal."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.drift.verdict import Assessment
+from denpex.finding import Finding
 
 SCHEMA_VERSION = 1
 TOP_K = 5
@@ -81,41 +83,108 @@ def _point(item: StepDiff | ReplicaStep) -> dict[str, Any]:
     }
 
 
-def build_report(
-    *,
-    mode: str,
-    run: str,
-    reference: str | None,
-    series: Sequence[StepDiff | ReplicaStep],
-    assessment: Any,
-    warnings: list[str],
-    device: str,
-    noise_ref: str | None = None,
-    tolerance: float | None = None,
-) -> dict[str, Any]:
-    points = [_point(s) for s in series]
-    step_warnings = [w for p in points for w in p["warnings"]]
-    finding = assessment.finding.to_json() if assessment.finding is not None else None
-    report: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "mode": mode,
-        "run": run,
-        "reference": reference,
-        "points": points,
-        "verdict": assessment.verdict,
-        "flagged": bool(assessment.flagged),
-        "onset_step": assessment.onset_step,
-        "faulty_rank": assessment.faulty_rank,
-        "trend": assessment.trend,
-        "finding": finding,
-        "notes": list(assessment.notes),
-        "warnings": _unique(warnings + step_warnings),
-        "device": device,
-        "noise_reference": noise_ref,
-    }
-    if tolerance is not None:
-        report["tolerance"] = tolerance
-    return report
+@dataclass(frozen=True)
+class Place:
+    """Where a step's data was read from: a checkpoint (line 1) or a fingerprint record."""
+
+    path: str
+    line: int = 1
+
+
+@dataclass
+class Point:
+    """One compared step, and where its data came from (per rank in replica mode)."""
+
+    diff: StepDiff | ReplicaStep
+    place: Place | None = None
+    rank_places: dict[int, Place] = field(default_factory=dict)
+
+    @property
+    def step(self) -> int:
+        return self.diff.step
+
+    def to_json(self) -> dict[str, Any]:
+        return _point(self.diff)
+
+
+Mode = Literal["reference", "replicas"]
+
+
+@dataclass
+class DriftReport:
+    """A judged drift series. ``to_json()`` is the drift-report JSON; the rest is for the
+    layers that need more than the JSON says: where each point was read from and the noise
+    run's own series (``--noise-ref``)."""
+
+    mode: Mode
+    run: str
+    reference: str | None
+    points: list[Point]
+    assessment: Assessment
+    warnings: list[str]
+    device: str
+    noise_reference: str | None = None
+    tolerance: float | None = None
+    noise_points: list[Point] = field(default_factory=list)
+    # Warnings that are expected while a run is still being written (a torn last record, a
+    # step the other side has not reached yet): a watcher does not repeat them.
+    transient: set[str] = field(default_factory=set)
+
+    @property
+    def verdict(self) -> str:
+        return self.assessment.verdict
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.assessment.flagged)
+
+    @property
+    def onset_step(self) -> int | None:
+        return self.assessment.onset_step
+
+    @property
+    def faulty_rank(self) -> int | None:
+        return self.assessment.faulty_rank
+
+    @property
+    def finding(self) -> Finding | None:
+        return self.assessment.finding
+
+    @property
+    def all_warnings(self) -> list[str]:
+        """The report's warnings and its points', once each (the JSON ``warnings``)."""
+        return _unique(self.warnings + [w for p in self.points for w in p.diff.warnings])
+
+    def place(self, step: int) -> Place | None:
+        """Where the data of ``step`` came from: the faulty rank's file when there is one."""
+        for p in self.points:
+            if p.step == step:
+                rank = self.faulty_rank
+                return p.rank_places.get(rank, p.place) if rank is not None else p.place
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        finding = self.finding.to_json() if self.finding is not None else None
+        out: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "mode": self.mode,
+            "run": self.run,
+            "reference": self.reference,
+            "points": [p.to_json() for p in self.points],
+            "verdict": self.verdict,
+            "flagged": self.flagged,
+            "onset_step": self.onset_step,
+            "faulty_rank": self.faulty_rank,
+            "trend": self.assessment.trend,
+            "finding": finding,
+            "notes": list(self.assessment.notes),
+            "warnings": self.all_warnings,
+            "device": self.device,
+            "noise_reference": self.noise_reference,
+        }
+        if self.tolerance is not None:
+            out["tolerance"] = self.tolerance
+        return out
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -141,52 +210,78 @@ def _where(t: dict[str, Any]) -> str:
     return f"column {t['top_col']} holds {col:.0%}"
 
 
-def render_human(report: dict[str, Any]) -> str:
+def verdict_line(report: DriftReport) -> str:
+    line = f"verdict: {report.verdict}" + (" (flagged)" if report.flagged else "")
+    if report.onset_step is not None:
+        line += f", onset at step {report.onset_step}"
+    if report.faulty_rank is not None:
+        line += f", faulty rank {report.faulty_rank}"
+    return line
+
+
+def finding_lines(report: DriftReport, *, cause: bool = True) -> list[str]:
+    """The finding's title, its cause (unless ``cause`` is False) and verification commands."""
+    finding = report.finding
+    if finding is None:
+        return []
+    lines = [f"finding: {finding.title} [{finding.id}]"]
+    if cause and finding.root_cause:
+        lines.append(f"  cause: {finding.root_cause}")
+    lines.extend(f"  verify: {cmd}" for cmd in finding.verification)
+    return lines
+
+
+def alarm_text(report: DriftReport) -> str:
+    """One sentence for an editor: what was flagged, in which run, and from when."""
+    title = report.finding.title if report.finding is not None else "Parameter drift"
+    text = f"{title}: {report.verdict} in {report.run}"
+    text += f" from step {report.onset_step}" if report.onset_step is not None else ""
+    text += f", faulty rank {report.faulty_rank}" if report.faulty_rank is not None else ""
+    return text
+
+
+def render_human(report: DriftReport) -> str:
+    data = report.to_json()
     lines: list[str] = []
-    if report["mode"] == "reference":
-        lines.append(
-            f"denpex drift: {report['run']}  vs  {report['reference']}  ({report['device']})"
-        )
+    if report.mode == "reference":
+        lines.append(f"denpex drift: {report.run}  vs  {report.reference}  ({report.device})")
     else:
-        lines.append(f"denpex replicas: {report['run']}  ({report['device']})")
+        lines.append(f"denpex replicas: {report.run}  ({report.device})")
     head = (
         f"{'step':>8}  {'l2':>10}  {'rel_l2':>10}  {'max|Δ|':>10}  {'mismatched':>11}  top tensor"
     )
     lines.append(head)
-    for p in report["points"]:
+    for p in data["points"]:
         top = p["top_tensors"][0]["name"] if p["top_tensors"] else "-"
         extra = ""
-        if report["mode"] == "replicas" and p["disagreeing_ranks"]:
+        if report.mode == "replicas" and p["disagreeing_ranks"]:
             extra = f"  ranks off: {','.join(map(str, p['disagreeing_ranks']))}"
         lines.append(
             f"{p['step']:>8}  {_fmt(p['l2']):>10}  {_fmt(p['rel_l2']):>10}"
             f"  {_fmt(p['max_abs']):>10}  {p['mismatched_elements']:>11}  {top}{extra}"
         )
-    verdict = f"verdict: {report['verdict']}" + (" (flagged)" if report["flagged"] else "")
-    if report["onset_step"] is not None:
-        verdict += f", onset at step {report['onset_step']}"
-    if report["faulty_rank"] is not None:
-        verdict += f", faulty rank {report['faulty_rank']}"
-    lines.append(verdict)
-    last = next((p for p in reversed(report["points"]) if p["top_tensors"]), None)
+    lines.append(verdict_line(report))
+    last = next((p for p in reversed(data["points"]) if p["top_tensors"]), None)
     if last:
         lines.append(f"top tensors at step {last['step']}:")
         for t in last["top_tensors"]:
             lines.append(
                 f"  {t['name']:<40} l2 {_fmt(t['l2'])}  rel {_fmt(t['rel_l2'])}  {_where(t)}"
             )
-    for note in report["notes"]:
+    for note in report.assessment.notes:
         lines.append(f"note: {note}")
-    finding = report["finding"]
-    if finding:
-        lines.append(f"finding: {finding['title']} [{finding['id']}]")
-        if finding["root_cause"]:
-            lines.append(f"  cause: {finding['root_cause']}")
-        for cmd in finding["verification"]:
-            lines.append(f"  verify: {cmd}")
-    for w in report["warnings"]:
+    lines.extend(finding_lines(report))
+    for w in data["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
 
 
-__all__ = ["build_report", "render_human"]
+__all__ = [
+    "DriftReport",
+    "Place",
+    "Point",
+    "alarm_text",
+    "finding_lines",
+    "render_human",
+    "verdict_line",
+]

@@ -353,7 +353,7 @@ def assess_replicas(
     trend["ranks"] = ranks
     trend["disagreeing_ranks"] = {str(r): first_off[r] for r in sorted(first_off)}
     for s in series:
-        notes.extend(w for w in s.warnings if "no majority" in w)
+        notes.extend(s.ties)
     notes.extend(explain.replica_gaps(series))
     if not first_off:
         notes.append(f"all {len(ranks)} replicas agree at every compared step")

@@ -237,6 +237,7 @@ class RankFile:
         self.offsets: dict[int, int] = {}
         self.lines: dict[int, int] = {}  # step -> 1-based line of its record
         self.warnings: list[str] = []
+        self.torn: set[str] = set()  # of the warnings: a last line still being written
         offset = 0
         with path.open("rb") as fh:
             for lineno, line in enumerate(fh, 1):
@@ -245,9 +246,11 @@ class RankFile:
                     step = int(m.group(1))
                     self.offsets[step] = offset  # a re-run step: the later wins
                     self.lines[step] = lineno
+                elif not line.endswith(b"\n"):  # torn: the writer is mid-line
+                    self.warnings.append(f"{path}:{lineno}: incomplete last line skipped")
+                    self.torn.add(self.warnings[-1])
                 else:
-                    what = "incomplete last line" if not line.endswith(b"\n") else "bad line"
-                    self.warnings.append(f"{path}:{lineno}: {what} skipped")
+                    self.warnings.append(f"{path}:{lineno}: bad line skipped")
                 offset += len(line)
 
     def steps(self) -> list[int]:

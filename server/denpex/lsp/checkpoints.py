@@ -8,8 +8,9 @@ watchdog reports file events on its own thread; they are handed to the event loo
 each directory coalesces bursts (a checkpoint is many writes) into one check once the
 directory has been quiet for a moment. A check runs the drift engine in a separate
 process (``denpex.lsp.drift_worker``): torch and CUDA stay out of the server, a slow
-comparison does not block it, and a crash costs one check. The engine itself decides
-which checkpoints are complete and caches steps it has already compared.
+comparison does not block it, and a crash costs one check. The worker's ``DriftSession``
+decides which checkpoints are complete, with the rule and the step cache
+(``drift.cache.default_dir``) that ``denpex watch`` uses.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +29,44 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from denpex.drift import fswatch
+from denpex.drift.cache import default_dir
 from denpex.lsp.scheduling import Coalescer
 from denpex.lsp.settings import Settings
 from denpex.lsp.workers import last_line, start_worker
 
 log = logging.getLogger(__name__)
 
+# Event coalescing only: whether a checkpoint is complete is the worker's DriftSession's call
+# (its files unchanged for a settle time, as for `denpex watch`).
 SETTLE_S = 1.0  # quiet time after the last file event before a check
 MAX_SETTLE_S = 5.0
 STDERR_TAIL = 4000
+
+
+@dataclass(frozen=True)
+class DriftAlarm:
+    """A flagged report as the editor shows it (built by the worker from the typed report)."""
+
+    message: str
+    code: str
+    root_cause: str
+    onset_step: int | None
+    path: str | None  # the onset step's file; None when unknown
+    line: int  # 1-based: a probe record's line, else 1
+
+    @classmethod
+    def from_json(cls, raw: Any) -> DriftAlarm | None:
+        if not isinstance(raw, dict):
+            return None
+        onset, path, line = raw.get("onsetStep"), raw.get("path"), raw.get("line")
+        return cls(
+            message=str(raw.get("message", "")),
+            code=str(raw.get("code", "")),
+            root_cause=str(raw.get("rootCause", "")),
+            onset_step=onset if isinstance(onset, int) else None,
+            path=path if isinstance(path, str) else None,
+            line=line if isinstance(line, int) and line > 0 else 1,
+        )
 
 
 @dataclass
@@ -45,7 +75,7 @@ class Outcome:
 
     run: Path
     report: dict[str, Any] | None = None
-    places: dict[str, dict[str, Any]] = field(default_factory=dict)  # step -> {path, line}
+    alarm: DriftAlarm | None = None  # set when the report is flagged
     error: str | None = None
     crashed: bool = False
 
@@ -61,11 +91,6 @@ class WatchedDir:
 Progress = Callable[[str, int, int], None]  # phase ("begin"|"report"|"end"), done, total
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "denpex" / "drift"
-
-
 class _Handler(FileSystemEventHandler):
     def __init__(
         self, loop: asyncio.AbstractEventLoop, notify: Callable[[Path, bool], None], root: Path
@@ -73,7 +98,7 @@ class _Handler(FileSystemEventHandler):
         self._loop = loop
         self._notify = notify
         self._root = root
-        self._ignored = (cache_dir().resolve(),)
+        self._ignored = (default_dir().resolve(),)
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if not fswatch.is_change(event, self._ignored):
@@ -124,7 +149,7 @@ class CheckpointWatcher:
         why = await asyncio.to_thread(fswatch.too_large, d.path)
         # Made now, before the watch starts: the worker creating it inside a watched folder
         # would otherwise be a change outside the ignored cache folder.
-        cache_dir().mkdir(parents=True, exist_ok=True)
+        default_dir().mkdir(parents=True, exist_ok=True)
         if self.dirs.get(d.path) is not d or observer is not self._observer:
             return  # reconfigured meanwhile
         if why:
@@ -170,7 +195,7 @@ class CheckpointWatcher:
             "reference": str(s.reference) if s.reference else None,
             "noiseReference": str(s.noise_reference) if s.noise_reference else None,
             "device": s.device,
-            "cacheDir": str(cache_dir()),
+            "cacheDir": str(default_dir()),
         }
         report = await self._progress(d.path)
         await self._on_outcome(await self._run_worker(d, job, report))
@@ -195,7 +220,7 @@ class CheckpointWatcher:
                     progress("report", int(msg["progress"]["done"]), int(msg["progress"]["total"]))
                 elif "report" in msg:
                     outcome.report = msg["report"]
-                    outcome.places = msg.get("places", {})
+                    outcome.alarm = DriftAlarm.from_json(msg.get("alarm"))
                 elif "error" in msg:
                     outcome.error = str(msg["error"])
             code = await proc.wait()

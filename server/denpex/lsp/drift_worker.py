@@ -1,10 +1,13 @@
 """The drift worker: one checkpoint comparison in its own process.
 
 Started by the language server as ``python -m denpex.lsp.drift_worker`` with the job as
-one JSON object on stdin. It writes JSON lines on stdout: ``{"progress": {"done", "total"}}``
-while it works, then ``{"report": <drift report>, "places": {step: {path, line}}}`` or
-``{"error": "<one line>"}``. torch (and CUDA, with ``device: "cuda"``) are initialised
-here and never in the server; a crash here costs one comparison, not the server.
+one JSON object on stdin. It follows the run with a ``DriftSession``, as ``denpex watch``
+does, so both agree on when a checkpoint is complete and share the step cache. It writes JSON
+lines on stdout: ``{"progress": {"done", "total"}}`` while it works, then
+``{"report": <drift report>, "alarm": {message, code, rootCause, onsetStep, path, line} | null}``
+or ``{"error": "<one line>"}``.
+torch (and CUDA, with ``device: "cuda"``) are initialised here and never in the server; a
+crash here costs one comparison, not the server.
 """
 
 from __future__ import annotations
@@ -13,10 +16,16 @@ import json
 import os
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from denpex.errors import InputError
 from denpex.lsp import guard
+
+if TYPE_CHECKING:  # the engine is imported when a job runs
+    from denpex.drift.report import DriftReport
+
+SETTLE_S = 1.0  # a checkpoint's files unchanged this long are complete (``Stability``)
+MAX_WAIT_S = 5.0  # a checkpoint still changing then waits for the next check
 
 
 def _emit(out: TextIO, obj: dict[str, Any]) -> None:
@@ -24,23 +33,23 @@ def _emit(out: TextIO, obj: dict[str, Any]) -> None:
     out.flush()
 
 
-def _step_places(run: str, replicas: bool, report: dict[str, Any]) -> dict[str, Any]:
-    """step -> where a drift diagnostic goes: ``{path, line}`` (line 1-based)."""
-    from denpex.checkpoints.discover import find_checkpoints
-    from denpex.fingerprints.records import RankFile, file_name, fingerprint_files
+def _alarm(report: DriftReport) -> dict[str, Any] | None:
+    """What the editor shows for a flagged report: the sentence, the finding, and the file
+    (and line: a probe record's) of the onset step, the faulty rank's when there is one."""
+    from denpex.drift.report import alarm_text
 
-    files = fingerprint_files(run)
-    if files:  # probe output: every step is a line in each rank's file
-        rank = report.get("faulty_rank")
-        faulty = [f for f in files if rank is not None and f.name == file_name(rank)]
-        chosen = RankFile((faulty or files)[0])  # the faulty rank's file, else the first
-        return {
-            str(step): {"path": str(chosen.path), "line": line}
-            for step, line in chosen.lines.items()
-        }
+    if not report.flagged:
+        return None
+    onset = report.onset_step
+    place = report.place(onset) if onset is not None else None
+    finding = report.finding
     return {
-        str(c.step): {"path": str(c.path), "line": 1}
-        for c in find_checkpoints(run, replicas=replicas)
+        "message": alarm_text(report),
+        "code": finding.id if finding is not None else "sdc-gradual-parameter-drift",
+        "rootCause": finding.root_cause if finding is not None else "",
+        "onsetStep": onset,
+        "path": place.path if place is not None else None,
+        "line": place.line if place is not None else 1,
     }
 
 
@@ -60,24 +69,39 @@ class _Throttled:
 
 
 def run_job(job: dict[str, Any], out: TextIO) -> int:
-    from denpex.drift.api import drift_report, replicas_report
+    from denpex.drift.cache import StepCache, default_dir
+    from denpex.drift.compare import Kernel
+    from denpex.drift.session import DriftSession, Stability
+    from denpex.drift.sources import resolve_device
 
-    progress = _Throttled(out)
-    device = job.get("device", "auto")
-    cache = job.get("cacheDir")
-    replicas = not job.get("reference")
-    if replicas:
-        report = replicas_report(job["run"], device=device, progress=progress, cache_dir=cache)
-    else:
-        report = drift_report(
-            job["run"],
-            job["reference"],
-            noise_ref=job.get("noiseReference"),
-            device=device,
-            progress=progress,
-            cache_dir=cache,
-        )
-    _emit(out, {"report": report, "places": _step_places(job["run"], replicas, report)})
+    run = job["run"]
+    kernel = Kernel(resolve_device(job.get("device", "auto")))
+    session = DriftSession(
+        run,
+        ref=job.get("reference"),
+        noise_ref=job.get("noiseReference"),
+        cache=StepCache(job.get("cacheDir") or default_dir()),
+        kernel=kernel,
+        stability=Stability(SETTLE_S),
+        progress=_Throttled(out),
+    )
+    warnings: list[str] = []
+    try:
+        # The first look notes every checkpoint's files; those unchanged a settle time
+        # later are complete (the stability rule `denpex watch` applies between polls).
+        deadline = time.monotonic() + MAX_WAIT_S
+        warnings += session.update().warnings
+        while (due := session.stability.due()) is not None and time.monotonic() + due < deadline:
+            time.sleep(due)
+            warnings += session.update().warnings
+    finally:
+        kernel.close()
+    report = session.last
+    if report is None:
+        why = "; ".join(dict.fromkeys(warnings))[:400]
+        raise InputError(f"{run}: nothing complete to compare yet{': ' + why if why else ''}")
+    report.warnings = list(dict.fromkeys(warnings))
+    _emit(out, {"report": report.to_json(), "alarm": _alarm(report)})
     return 0
 
 

@@ -228,7 +228,7 @@ class DenpexServer(LanguageServer):
             self.protocol.notify(protocol.DRIFT_UPDATE, {"report": report})
             for warning in drift_diagnostics.warnings(report):  # each skipped checkpoint once
                 self.notices.log_once(warning, f"{run}: {warning}", types.MessageType.Warning)
-            mark = drift_diagnostics.drift_mark(run, report, outcome.places)
+            mark = drift_diagnostics.drift_mark(run, outcome.alarm)
             if mark is not None:
                 # The message goes first: a client that sees the diagnostic has seen it too.
                 self.notices.tell(mark.message, types.MessageType.Warning)

@@ -13,20 +13,22 @@ farthest* from the state all ranks last agreed on, using the local sketches (one
 ``all_gather``, only on such a tie): a fault adds displacement on top of the shared update,
 so the faulty side is usually the one that moved more. It is a heuristic (a fault that
 shrinks updates defeats it) and is reported as such; three or more replicas give a real vote.
-Before any agreement has been recorded, the side holding the lowest rank is taken as the
-reference, and the report says so.
+Before any agreement has been recorded, the largest side is taken as the reference (among
+equally large ones the side holding the lowest rank), and the report says so. The vote and
+its tie rules are ``denpex.majority``'s, shared with ``denpex replicas``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from denpex import majority
 
 _U64 = 1 << 64
 
@@ -139,14 +141,12 @@ def vote(
     """Majority vote per tensor. Returns the verdict so far and the indices of tied tensors."""
     verdict = ReplicaVerdict(ranks=ranks)
     ties: list[int] = []
-    n = len(ranks)
     for i, name in enumerate(names):
-        column = [h[i] for h in hashes]
-        top, count = Counter(column).most_common(1)[0]
-        if count == n:
+        result = majority.vote({g: h[i] for g, h in enumerate(hashes)})
+        if len(result.sides) == 1:
             continue
-        if count * 2 > n:
-            verdict.tensors[name] = [r for r, h in zip(ranks, column, strict=True) if h != top]
+        if result.strict:
+            verdict.tensors[name] = [ranks[g] for g in result.odd]
             verdict.rule = "majority"
         else:
             ties.append(i)
@@ -166,25 +166,19 @@ def break_ties(
     the last agreed state, or None when there was no agreed state for some tied tensor.
     """
     for j, i in enumerate(ties):
-        column = [h[i] for h in hashes]
-        sides: dict[int, list[int]] = {}
-        for g, h in enumerate(column):
-            sides.setdefault(h, []).append(g)
+        column = {g: h[i] for g, h in enumerate(hashes)}
         if moved_sq is None:
-            reference = sides[column[0]]
+            result = majority.vote(column)
             verdict.rule = "tie-lowest-rank-reference"
         else:
 
             def side_move(members: list[int], j: int = j) -> float:
                 return sum(moved_sq[g][j] for g in members) / len(members)
 
-            # The side that moved least is the reference; ties among sides go to the lowest rank.
-            reference = min(sides.values(), key=lambda members: (side_move(members), members[0]))
+            result = majority.vote(column, moved=side_move)
             if verdict.rule != "majority":
                 verdict.rule = "tie-moved-farthest"
-        verdict.tensors[names[i]] = [
-            verdict.ranks[g] for g in range(len(column)) if g not in reference
-        ]
+        verdict.tensors[names[i]] = [verdict.ranks[g] for g in result.odd]
 
 
 def finish(verdict: ReplicaVerdict) -> ReplicaVerdict:

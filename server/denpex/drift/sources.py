@@ -1,0 +1,394 @@
+"""Where a drift series comes from: checkpoints or probe fingerprints, behind one interface.
+
+A ``Source`` is one run's data. Against a reference (and a noise run) it gives the
+``StepDiff`` series the verdict judges; alone, its replicas against their majority. Either
+way it says where each step's data lives (``Place``), so the editor marks the right file and
+line without discovering the run again. ``open_source`` picks the kind: a directory of probe
+fingerprints (``denpex.probe``) or checkpoints. Checkpoints are compared here; fingerprints
+in ``fingerprints``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from denpex.checkpoints.discover import (
+    Checkpoint,
+    find_checkpoints,
+    incomplete_reason,
+    single_checkpoint,
+)
+from denpex.checkpoints.layouts import model_files, open_checkpoint
+from denpex.checkpoints.reader import CheckpointError, Reader
+from denpex.drift import distributed
+from denpex.drift.cache import StepCache, fingerprint
+from denpex.drift.compare import Kernel, compare_readers
+from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.replicas import compare_replicas
+from denpex.drift.report import Place
+from denpex.errors import InputError
+
+Progress = Callable[[int, int], None]
+Pairs = list[tuple[Checkpoint, Checkpoint]]
+S = TypeVar("S", StepDiff, ReplicaStep)
+
+
+@dataclass
+class Series(Generic[S]):
+    """What a source compared, in step order, and what the verdict and report need with it."""
+
+    steps: list[S]
+    warnings: list[str]
+    device: str
+    places: dict[int, Place] = field(default_factory=dict)  # step -> the run's data
+    rank_places: dict[int, dict[int, Place]] = field(default_factory=dict)  # replicas: per rank
+    noise: list[StepDiff] | None = None  # the noise run against the same reference
+    # Per-rank layouts (step_N/rank_R.pt): each rank's own series, judged apart (``per_rank``).
+    ranks: dict[int, list[StepDiff]] = field(default_factory=dict)
+    noise_ranks: dict[int, list[StepDiff]] = field(default_factory=dict)
+    one_point: bool = False  # two single checkpoints: one point, judged by ``one_point``
+    noise_places: dict[int, Place] = field(default_factory=dict)
+    transient: set[str] = field(default_factory=set)  # warnings normal while a run is written
+    # Where the run trained, when the source knows (fingerprint records say so).
+    gpu: int | None = None
+    host: str | None = None
+    gpus_per_node: int | None = None
+
+
+class Source(Protocol):
+    def against(self, ref: str, noise_ref: str | None) -> Series[StepDiff]:
+        """The run against ``ref`` step by step (and ``noise_ref`` against ``ref``)."""
+        ...
+
+    def replicas(self, tolerance: float) -> Series[ReplicaStep]:
+        """Each step's replicas against their majority."""
+        ...
+
+
+def open_source(
+    run: str,
+    *,
+    device: str = "auto",
+    key: str | None = None,
+    cache_dir: str | None = None,
+    progress: Progress | None = None,
+) -> Source:
+    from denpex.drift import fingerprints
+
+    if fingerprints.is_fingerprint_dir(run):
+        return fingerprints.FingerprintSource(run)
+    return CheckpointSource(run, device=device, key=key, cache_dir=cache_dir, progress=progress)
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` picks CUDA when present; torch is imported only when a driver is there."""
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise InputError(f"--device {device!r}: expected auto, cpu or cuda")
+    if device == "cpu":
+        return "cpu"
+    has_driver = os.path.exists("/proc/driver/nvidia/version") or shutil.which("nvidia-smi")
+    available = False
+    if has_driver or device != "auto":
+        import torch
+
+        available = torch.cuda.is_available()
+    if device == "auto":
+        return "cuda" if available else "cpu"
+    if not available:
+        raise InputError(f"--device {device}: no CUDA device available (use --device cpu)")
+    return device
+
+
+class CheckpointSource:
+    """A run's checkpoints; each step read once (the step cache remembers it)."""
+
+    def __init__(
+        self,
+        run: str,
+        *,
+        device: str = "auto",
+        key: str | None = None,
+        cache_dir: str | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self.run = run
+        self.device = device
+        self.key = key
+        self.cache = StepCache(cache_dir)
+        self.progress = progress
+
+    def against(self, ref: str, noise_ref: str | None) -> Series[StepDiff]:
+        from denpex.drift.per_rank import split_ranks
+
+        run, warnings = self.run, list[str]()
+        run_one, ref_one = single_checkpoint(run), single_checkpoint(ref)
+        if run_one and ref_one:
+            pairs, noise_pairs = _one_pair(run_one, ref_one, noise_ref, warnings)
+        else:
+            pairs, noise_pairs = _step_pairs(run, ref, noise_ref, warnings)
+        by_rank = split_ranks(pairs, warnings)
+        noise_by_rank = split_ranks(noise_pairs, warnings) if noise_pairs else {}
+        every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
+        counter = ByteProgress(
+            sum(checkpoint_size(a) + checkpoint_size(b) for a, b in every), self.progress
+        )
+        kernel = distributed.make_kernel(resolve_device(self.device))
+
+        def each(group: Pairs) -> list[StepDiff]:
+            return compare_steps(
+                group, kernel=kernel, key=self.key, cache=self.cache, warnings=warnings,
+                on_bytes=counter,
+            )  # fmt: skip
+
+        try:
+            series = {r: found for r, group in by_rank.items() if (found := each(group))}
+            noise = {r: each(group) for r, group in noise_by_rank.items()}
+        finally:
+            kernel.close()
+        counter.finish()
+        if not series:
+            raise InputError(
+                f"no step of {run} could be compared: {warnings[-1] if warnings else ''}"
+            )
+        out = Series([], warnings, kernel.device, noise=noise.get(None) or None)
+        out.one_point = bool(run_one and ref_one)
+        out.noise_places = _places(noise_by_rank.get(None, []))
+        if None in series:
+            out.steps, out.places = series[None], _places(by_rank[None])
+        else:  # per-rank layouts: each rank against the reference's same rank
+            out.ranks = {r: s for r, s in series.items() if r is not None}
+            out.noise_ranks = {r: s for r, s in noise.items() if r is not None}
+            for r in out.ranks:
+                for step, place in _places(by_rank[r]).items():
+                    out.rank_places.setdefault(step, {})[r] = place
+        return out
+
+    def replicas(self, tolerance: float) -> Series[ReplicaStep]:
+        run, warnings = self.run, list[str]()
+        cps = _require(run, find_checkpoints(run, warnings, replicas=True), warnings)
+        counter = ByteProgress(sum(checkpoint_size(c) for c in cps), self.progress)
+        kernel = Kernel(resolve_device(self.device))
+        try:
+            series = compare_replica_steps(
+                cps,
+                kernel=kernel,
+                key=self.key,
+                tolerance=tolerance,
+                cache=self.cache,
+                warnings=warnings,
+                on_bytes=counter,
+            )
+        finally:
+            kernel.close()
+        counter.finish()
+        if not series:
+            raise InputError(
+                f"no step of {run} could be compared: {warnings[-1] if warnings else ''}"
+            )
+        return Series(
+            series, warnings, kernel.device, places={c.step: Place(str(c.path)) for c in cps}
+        )
+
+
+def checkpoint_size(cp: Checkpoint) -> int:
+    paths = list(cp.ranks.values()) or [cp.path]
+    total = 0
+    for p in paths:
+        try:
+            _, files = model_files(p)
+        except CheckpointError:
+            continue
+        total += sum(f.stat().st_size for f in files if f.is_file())
+        total += sum(
+            f.stat().st_size for d in files if d.is_dir() for f in d.rglob("*") if f.is_file()
+        )
+    return total
+
+
+class ByteProgress:
+    """Turns per-block byte counts into ``progress(done, total)`` calls."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total = max(1, total)
+        self.done = 0
+        self.progress = progress
+
+    def __call__(self, n: int) -> None:
+        self.done = min(self.total, self.done + n)
+        if self.progress:
+            self.progress(self.done, self.total)
+
+    def finish(self) -> None:
+        if self.progress:
+            self.progress(self.total, self.total)
+
+
+def _open(path: Path, key: str | None, what: str, step: int, warnings: list[str]) -> Reader | None:
+    try:
+        return open_checkpoint(path, key)
+    except InputError as exc:
+        warnings.append(f"step {step}: {what} not compared: {exc}")
+        return None
+
+
+def compare_steps(
+    pairs: Pairs,
+    *,
+    kernel: Kernel,
+    key: str | None,
+    cache: StepCache,
+    warnings: list[str],
+    on_bytes: Callable[[int], None],
+) -> list[StepDiff]:
+    """Each (run, ref) pair of one step compared; unreadable checkpoints become warnings."""
+    out: list[StepDiff] = []
+    for run_cp, ref_cp in pairs:
+        cache_key = f"ref|{key}|{fingerprint(run_cp.path)}||{fingerprint(ref_cp.path)}"
+        cached = cache.get_step(cache_key)
+        if cached is None:
+            run = _open(run_cp.path, key, "run checkpoint", run_cp.step, warnings)
+            ref = _open(ref_cp.path, key, "reference checkpoint", ref_cp.step, warnings)
+            if run is None or ref is None:
+                for reader in (run, ref):
+                    if reader:
+                        reader.close()
+                continue
+            try:
+                cached = distributed.combine(
+                    kernel, compare_readers(run, ref, run_cp.step, kernel, on_bytes)
+                )
+            finally:
+                run.close()
+                ref.close()
+            cache.put(cache_key, cached)
+        out.append(cached)
+    return out
+
+
+def _pairs(run: list[Checkpoint], ref: list[Checkpoint], warnings: list[str], label: str) -> Pairs:
+    by_step = {c.step: c for c in ref}
+    only_run = [c.step for c in run if c.step not in by_step]
+    only_ref = sorted(set(by_step) - {c.step for c in run})
+    if only_run:
+        warnings.append(f"steps only in the run, not compared: {_steps(only_run)}")
+    if only_ref:
+        warnings.append(f"steps only in the {label}, not compared: {_steps(only_ref)}")
+    return [(c, by_step[c.step]) for c in run if c.step in by_step]
+
+
+def _steps(steps: list[int]) -> str:
+    return ", ".join(map(str, steps[:8])) + (f" (+{len(steps) - 8} more)" if len(steps) > 8 else "")
+
+
+def _step_pairs(
+    run: str, ref: str, noise_ref: str | None, warnings: list[str]
+) -> tuple[Pairs, Pairs]:
+    """Run and reference checkpoints matched by step (and the noise run's, if any)."""
+    run_cps = _require(run, find_checkpoints(run, warnings), warnings)
+    ref_cps = _require(ref, find_checkpoints(ref, warnings), warnings)
+    pairs = _pairs(run_cps, ref_cps, warnings, "reference")
+    if not pairs:
+        raise InputError(
+            f"{run} and {ref} share no checkpoint step (run: {_steps([c.step for c in run_cps])}; "
+            f"reference: {_steps([c.step for c in ref_cps])})"
+        )
+    noise_pairs: Pairs = []
+    if noise_ref:
+        noise_cps = _require(noise_ref, find_checkpoints(noise_ref, warnings), warnings)
+        noise_pairs = _pairs(noise_cps, ref_cps, [], "reference")
+    return pairs, noise_pairs
+
+
+def _one_pair(
+    run: Checkpoint, ref: Checkpoint, noise_ref: str | None, warnings: list[str]
+) -> tuple[Pairs, Pairs]:
+    """Two single checkpoints (files or model folders) compared as one point, whatever steps
+    their names carry: the run's step when it names one."""
+    noise = single_checkpoint(noise_ref) if noise_ref else None
+    if noise_ref and noise is None:
+        raise InputError(f"{noise_ref}: expected one checkpoint, like the run and the reference")
+    for cp in (run, ref, *([noise] if noise else [])):
+        reason = incomplete_reason(cp.path)
+        if reason:
+            raise InputError(f"{cp.path}: {reason}")
+    step = run.step or ref.step
+    if run.step and ref.step and run.step != ref.step:
+        warnings.append(f"one pair: the run's step {run.step} against the reference's {ref.step}")
+    ref_at = Checkpoint(step, ref.path)
+    noise_pairs = [(Checkpoint(step, noise.path), ref_at)] if noise else []
+    return [(Checkpoint(step, run.path), ref_at)], noise_pairs
+
+
+def _places(pairs: Pairs) -> dict[int, Place]:
+    return {c.step: Place(str(c.path)) for c, _ in pairs}
+
+
+def _require(root: str, cps: list[Checkpoint], warnings: list[str]) -> list[Checkpoint]:
+    if not cps:
+        why = "; ".join(w for w in warnings if str(root) in w)[:400]
+        raise InputError(f"{root}: no complete checkpoints{': ' + why if why else ''}")
+    return cps
+
+
+def compare_replica_steps(
+    cps: list[Checkpoint],
+    *,
+    kernel: Kernel,
+    key: str | None,
+    tolerance: float,
+    cache: StepCache,
+    warnings: list[str],
+    on_bytes: Callable[[int], None],
+) -> list[ReplicaStep]:
+    """Each step's replicas against their majority. A rank of the job with no checkpoint at
+    a step, or an unreadable one, is ``absent`` there: it disagrees, it is never skipped."""
+    job = sorted({r for cp in cps for r in cp.ranks})
+    if len(job) < 2:
+        warnings.append(f"fewer than two replicas (ranks {job})")
+        return []
+    out: list[ReplicaStep] = []
+    for cp in cps:
+        absent = {r: f"no checkpoint at step {cp.step}" for r in job if r not in cp.ranks}
+        cache_key = f"replicas|{key}|{tolerance}|" + "||".join(
+            f"{r}={fingerprint(p)}" for r, p in cp.ranks.items()
+        )
+        cached = cache.get_replicas(cache_key)
+        if cached is None:
+            readers: dict[int, Reader] = {}
+            for rank, path in cp.ranks.items():
+                reader = _open(path, key, f"rank {rank}", cp.step, warnings)
+                if reader is not None:
+                    readers[rank] = reader
+                else:
+                    absent[rank] = f"checkpoint at step {cp.step} unreadable"
+            try:
+                if not readers:
+                    cached = ReplicaStep(step=cp.step)
+                else:
+                    cached = compare_replicas(cp.step, readers, kernel, tolerance, on_bytes)
+            finally:
+                for reader in readers.values():
+                    reader.close()
+            if len(readers) == len(cp.ranks):  # the cache keeps no absence: store whole steps
+                cache.put(cache_key, cached)
+        cached.absent = absent
+        out.append(cached)
+    return out
+
+
+__all__ = [
+    "ByteProgress",
+    "CheckpointSource",
+    "Series",
+    "Source",
+    "checkpoint_size",
+    "compare_replica_steps",
+    "compare_steps",
+    "open_source",
+    "resolve_device",
+]
