@@ -3,11 +3,6 @@ probe's replica check during training."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-
 from denpex.majority import vote
 
 
