@@ -1,6 +1,6 @@
 """Initiating versus collateral: which rank started the failure, which only reported it.
 
-Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split and the field notes):
+Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split):
 - The root is the earliest *initiating* hit (timestamps when both lines have one, else order
   of arrival). Collateral reports (watchdog timeouts, dump signals, ChildFailedError
   summaries, "may be asynchronously reported" follow-ups) never replace it.
