@@ -33,8 +33,12 @@ ESCAPE = re.compile(
 )
 
 
-def looks_binary(head: bytes) -> bool:
-    return b"\x00" in head[:_BINARY_PROBE]
+def looks_binary(head: bytes | str) -> bool:
+    """A NUL in the first 8 KiB, the way git and grep tell binary files from text: of a
+    file's bytes, or of an editor's text (the language server's documents)."""
+    if isinstance(head, bytes):
+        return b"\x00" in head[:_BINARY_PROBE]
+    return "\x00" in head[:_BINARY_PROBE]
 
 
 class Reader(Protocol):

@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from denpex.diagnosis.lines import looks_binary
 from denpex.lsp import diagnostics, positions
-from denpex.lsp.documents import LogDocument, Scan, looks_binary
+from denpex.lsp.documents import LogDocument, Scan
 from denpex.lsp.dumps import DumpsBeside
 from denpex.lsp.globs import Glob
 from denpex.lsp.layers import Layers
