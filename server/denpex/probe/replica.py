@@ -187,7 +187,8 @@ def break_ties(
         ]
 
 
-def finish(verdict: ReplicaVerdict) -> ReplicaVerdict:
+def collect_odd_ranks(verdict: ReplicaVerdict) -> ReplicaVerdict:
+    """Fill ``odd_ranks``: every rank outvoted on at least one tensor."""
     verdict.odd_ranks = sorted({r for odd in verdict.tensors.values() for r in odd})
     return verdict
 
