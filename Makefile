@@ -1,5 +1,5 @@
 # The two commands in the README: `make demo` (main job on bundled samples) and `make test`.
-# Both do their own set-up on a fresh machine with only Python 3.10+, Node 20 and the registries.
+# Both do their own set-up on a fresh machine with only Python 3.11+, Node 20 and the registries.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

@@ -1,7 +1,7 @@
 // Generates the TypeScript mirror of the Denpex protocol from shared-schema/*.schema.json
-// (the schemas the Python server validates its traffic against), so the extension and the
-// protocol tests type-check against the same contract. `--check` fails when the committed
-// output is stale instead of writing it.
+// (the schemas that both languages' tests validate real traffic against; the server itself does
+// not validate at run time), so the extension and the protocol tests type-check against the same
+// contract. `--check` fails when the committed output is stale instead of writing it.
 import { compile } from "json-schema-to-typescript";
 import { readdir, readFile, writeFile, mkdir, rm } from "node:fs/promises";
 import path from "node:path";

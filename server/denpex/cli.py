@@ -18,7 +18,8 @@ import traceback
 from denpex import __version__
 from denpex.errors import InputError
 
-COMMANDS = ("diagnose", "catalog", "drift", "serve", "demo")
+# The modules of commands/; each registers its subcommands (drift.py: drift, replicas, watch).
+COMMAND_MODULES = ("diagnose", "catalog", "drift", "serve", "demo")
 # Failures of the machine, not of denpex: a full disk or quota, a dying device.
 _WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
 
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the traceback of an unexpected error"
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMAND_MODULES:
         importlib.import_module(f"denpex.commands.{name}").register(sub)
     return parser
 

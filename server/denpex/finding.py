@@ -120,6 +120,14 @@ def compress_ranks(ranks: list[int]) -> str:
     return ",".join(out)
 
 
+# -- the initiator in words: every report, diagnostic and hover phrases it from here --------
+
+
+def host_gpu(host: str | None, gpu: int | None) -> str:
+    """Where a rank ran, from whichever is known: "host node1, GPU 3" ("" if neither)."""
+    return ", ".join(p for p in (host and f"host {host}", gpu is not None and f"GPU {gpu}") if p)
+
+
 def describe_initiator(rank: int | None, host: str | None, gpu: int | None) -> str:
     """The initiator as one phrase ("rank 3 on node-7, GPU 3") from whichever are known;
     the editor's panel and the Markdown export show it (the export escapes the host)."""
@@ -131,6 +139,32 @@ def describe_initiator(rank: int | None, host: str | None, gpu: int | None) -> s
     if gpu is not None:
         text += f", GPU {gpu}"
     return text
+
+
+def initiator_summary(f: Finding) -> str:
+    """The attribution as a clause for a diagnostic or hover: "initiating rank 5 (host node1,
+    GPU 3)", with the confidence when it is not high."""
+    if f.initiating_rank is None:
+        if f.suspect_ranks:
+            return f"initiating rank unknown, suspects {compress_ranks(f.suspect_ranks)}"
+        return "initiating rank unknown" if f.collateral_ranks else "no rank named"
+    where = host_gpu(f.host, f.gpu)
+    a = f.attribution
+    sure = f", {a.confidence} confidence" if a is not None and a.confidence != "high" else ""
+    return f"initiating rank {f.initiating_rank}" + (f" ({where})" if where else "") + sure
+
+
+def initiator_field(f: Finding) -> str:
+    """The value of the CLI report's "Initiating rank" line: "5 (host node1, GPU 3)", or
+    why it is unknown."""
+    if f.initiating_rank is None:
+        if f.suspect_ranks:
+            return "unknown, see suspects"
+        if any(e.role == "initiating" for e in f.evidence):
+            return "unknown (the log does not say which rank)"  # one rank's log, unprefixed
+        return "unknown (only downstream reports)"
+    where = host_gpu(f.host, f.gpu)
+    return f"{f.initiating_rank}" + (f" ({where})" if where else "")
 
 
 def findings_from_json(diagnosis: Any) -> list[Finding]:

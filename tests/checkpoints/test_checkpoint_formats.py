@@ -129,6 +129,24 @@ def test_dcp_directory(tmp_path: Path, ref: Path) -> None:
     _same(out, ref)
 
 
+def test_two_names_for_one_tensor_keep_the_first_in_every_format(tmp_path: Path) -> None:
+    # "module.w" and "w" normalise to one name: every format keeps the first and says so
+    # (DCP used to keep the last, silently).
+    first, second = torch.zeros(2, 3), torch.ones(2, 3)
+    weights = {"module.w": first, "w": second}
+    save_file(weights, str(tmp_path / "a.safetensors"))
+    torch.save(weights, tmp_path / "b.pt")
+    import torch.distributed.checkpoint as dcp
+
+    state = {"model": weights, "optim": {"lr": torch.tensor(0.1)}}
+    dcp.save(state, checkpoint_id=str(tmp_path / "c"), no_dist=True)
+    for path in (tmp_path / "a.safetensors", tmp_path / "b.pt", tmp_path / "c"):
+        reader = open_checkpoint(path)
+        assert list(reader.tensors) == ["w"], path
+        assert any("normalise to 'w'; kept the first" in w for w in reader.warnings), path
+        assert float(np.abs(reader.block("w", 0, 2)).sum()) == 0.0, path
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_half_precisions_safetensors_and_torch_agree(tmp_path: Path, dtype: torch.dtype) -> None:
     w = _weights(dtype=dtype)

@@ -283,7 +283,7 @@ def _line_regexes() -> list[tuple[str, re.Pattern[Any]]]:
     out += [(f"rank marker {i}", rx) for i, rx in enumerate(ranks._IN_MESSAGE)]
     out += [(f"rank prefix {i}", rx) for i, rx in enumerate(ranks._PREFIXES)]
     out += [(f"timestamp {i}", rx) for i, rx in enumerate((timestamps._ISO, timestamps._GLOG))]
-    out += [("syslog timestamp", timestamps._SYSLOG), ("ansi", lines._ANSI)]
+    out += [("syslog timestamp", timestamps._SYSLOG), ("ansi", lines.ESCAPE)]
     return out
 
 

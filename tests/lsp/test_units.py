@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from denpex.diagnosis.lines import visible_segments
 from denpex.lsp import positions
 from denpex.lsp.documents import LogDocument
 from denpex.lsp.settings import parse
@@ -42,6 +43,17 @@ def test_an_unterminated_sequence_is_not_held_forever() -> None:
     s = EscapeStripper()
     out = s.feed("\x1b]0;" + "x" * 5000) + s.feed("after\n")
     assert out.endswith("after\n")
+
+
+def test_a_saved_log_loses_the_same_escapes_as_the_live_terminal() -> None:
+    # One escape grammar: a log file (diagnosis.lines) is cleaned as the terminal it was
+    # captured from (lsp.terminals); charset, DCS and save/restore escapes included.
+    line = (
+        "\x1b(B\x1b[m\x1b[1;31m[rank5]: torch.OutOfMemoryError: CUDA out of memory.\x1b[0m"
+        "\x1b7\x1b8\x1bPq#0;2\x1b\\ done"
+    )
+    assert visible_segments(line.encode()) == [EscapeStripper().feed(line)]
+    assert "\x1b" not in visible_segments(line.encode())[0]
 
 
 def _expected(text: str) -> tuple[int, int]:

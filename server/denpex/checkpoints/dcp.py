@@ -26,7 +26,7 @@ import numpy as np
 from denpex import safepickle
 from denpex.checkpoints.keys import normalise_key
 from denpex.checkpoints.pt import dtype_name, numpy_rows, torch_load_error
-from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, TensorMeta
+from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, TensorMeta, claim
 from denpex.errors import InputError
 
 _MAX_METADATA = 1 << 30  # bytes; a real .metadata is KBs to tens of MBs
@@ -310,6 +310,8 @@ class DcpReader:
         prefix = weights_prefix([str(k) for k in md.state_dict_metadata], key)
         for stored, t in _tensors(path, md, prefix).items():
             name = normalise_key(stored[len(prefix) :])
+            if not claim(self.tensors, name, self.warnings, path):
+                continue
             meta = TensorMeta(name, t.size, dtype_name(t.dtype), prod(t.size) * t.dtype.itemsize)
             self.tensors[name] = meta
             self._stored[name] = t

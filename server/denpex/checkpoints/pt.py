@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from denpex.checkpoints.keys import normalise_key, unwrap
-from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, Preader, TensorMeta
+from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, Preader, TensorMeta, claim
 
 if TYPE_CHECKING:  # torch is imported lazily
     import torch
@@ -143,8 +143,7 @@ class TorchReader:
             if tensor.layout != torch.strided:
                 dtype = str(tensor.layout).removeprefix("torch.")  # listed, never compared
             meta = TensorMeta(name, tuple(tensor.shape), dtype, tensor.numel() * tensor.itemsize)
-            if name in self.tensors:
-                self.warnings.append(f"{path}: two tensors normalise to {name!r}; kept the first")
+            if not claim(self.tensors, name, self.warnings, path):
                 continue
             if zipped and dtype in NP_DTYPES:
                 self._in_file[name] = self._where(raw_name, tensor, records)

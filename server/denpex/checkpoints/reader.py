@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from math import prod
 from typing import Protocol
@@ -60,6 +61,15 @@ class TensorMeta:
     @property
     def cols(self) -> int:
         return prod(self.shape[1:]) if len(self.shape) > 1 else 1
+
+
+def claim(tensors: Mapping[str, TensorMeta], name: str, warnings: list[str], path: str) -> bool:
+    """Whether normalised ``name`` is new to ``tensors``. Two stored names that normalise to
+    one ("module.w" and "w") keep the first, with a warning: the same rule in every format."""
+    if name in tensors:
+        warnings.append(f"{path}: two tensors normalise to {name!r}; kept the first")
+        return False
+    return True
 
 
 class Reader(Protocol):
@@ -134,4 +144,4 @@ class Preader:
             self.fd = -1
 
 
-__all__ = ["NP_DTYPES", "CheckpointError", "Preader", "Reader", "TensorMeta"]
+__all__ = ["NP_DTYPES", "CheckpointError", "Preader", "Reader", "TensorMeta", "claim"]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from denpex.checkpoints.keys import normalise_key
-from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, Preader, TensorMeta
+from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, Preader, TensorMeta, claim
 
 # safetensors dtype codes -> our dtype names
 _ST_NAMES = {
@@ -210,8 +210,7 @@ class SafetensorsReader:
         dtype = _ST_NAMES.get(entry.dtype, entry.dtype.lower())
         np_dtype = NP_DTYPES.get(dtype)
         meta = TensorMeta(name, entry.shape, dtype, entry.end - entry.begin)
-        if name in self.tensors:
-            self.warnings.append(f"{self.path}: two tensors normalise to {name!r}; kept the first")
+        if not claim(self.tensors, name, self.warnings, self.path):
             return
         self.tensors[name] = meta
         row_bytes = meta.nbytes // meta.rows if meta.rows else 0

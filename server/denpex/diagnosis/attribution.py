@@ -1,6 +1,6 @@
 """Initiating versus collateral: which rank started the failure, which only reported it.
 
-Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split and the field notes):
+Rules (after nvidia-resiliency-ext's initiating/cascade/teardown split):
 - The root is the earliest *initiating* hit (timestamps when both lines have one, else order
   of arrival). Collateral reports (watchdog timeouts, dump signals, ChildFailedError
   summaries, "may be asynchronously reported" follow-ups) never replace it.
@@ -50,7 +50,7 @@ def build_findings(
         for e in initiating
         if cat.entries[e.id]["category"] == "hardware"
         and e.first_initiating is not None
-        and _close(e.first_initiating, root_hit)
+        and _near_enough_for_hardware_root(e.first_initiating, root_hit)
     ]
     root_hit = earliest(hardware) or root_hit
     root_rank, suspects, why = _subjects(root_hit, topo)
@@ -206,10 +206,21 @@ def _launcher_call(
     )
 
 
-def _close(a: Hit, b: Hit) -> bool:
-    if a.ts is not None and b.ts is not None:
-        return abs(a.ts - b.ts) <= INCIDENT_SECONDS
-    return a.source != b.source or abs(a.line - b.line) <= INCIDENT_LINES
+def _near_enough_for_hardware_root(fault: Hit, first: Hit) -> bool:
+    """A hardware fault close to the first failure. Without both clocks, a fault in another
+    file counts as close: kernel and job logs rarely share a clock (see above)."""
+    if fault.ts is not None and first.ts is not None:
+        return abs(fault.ts - first.ts) <= INCIDENT_SECONDS
+    return fault.source != first.source or abs(fault.line - first.line) <= INCIDENT_LINES
+
+
+def _near_in_one_incident(hit: Hit, root_hit: Hit) -> bool:
+    """A hit of the root's own incident. Unlike the hardware rule, without both clocks it must
+    sit near the root's line in the same file: another file's line numbers say nothing of
+    time, and folding a separate failure into the root would hide it."""
+    if hit.ts is not None and root_hit.ts is not None:
+        return abs(hit.ts - root_hit.ts) <= INCIDENT_SECONDS
+    return hit.source == root_hit.source and abs(hit.line - root_hit.line) <= INCIDENT_LINES
 
 
 def _within_cascade(hit: Hit | None, root_hit: Hit) -> bool:
@@ -231,12 +242,8 @@ def _same_incident(entry: Entry, root_hit: Hit, root_rank: int | None) -> bool:
             if record.first is not None and record.first.rank is None
             else []
         )
-        for hit in candidates:
-            if hit.ts is not None and root_hit.ts is not None:
-                if abs(hit.ts - root_hit.ts) <= INCIDENT_SECONDS:
-                    return True
-            elif hit.source == root_hit.source and abs(hit.line - root_hit.line) <= INCIDENT_LINES:
-                return True
+        if any(_near_in_one_incident(hit, root_hit) for hit in candidates):
+            return True
     return False
 
 

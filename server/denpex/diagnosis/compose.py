@@ -14,7 +14,7 @@ from denpex.diagnosis.context import Topology
 from denpex.diagnosis.matcher import CompiledCatalog
 from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.store import Hit, SignalRecord
-from denpex.finding import Attribution, Evidence, Finding, Role, compress_ranks
+from denpex.finding import Attribution, Evidence, Finding, Role, compress_ranks, host_gpu
 
 _ROLE_ORDER: dict[str, int] = {"initiating": 0, "collateral": 1, "context": 2}
 EVIDENCE_LIMIT = 12
@@ -198,12 +198,12 @@ def _story(
     why: Attribution | None,
 ) -> str:
     where = f"{first.source}:{first.line}"
-    place = ", ".join(p for p in (host and f"host {host}", gpu is not None and f"GPU {gpu}") if p)
+    where_ran = host_gpu(host, gpu)
     if entry.initiating and rank is not None:
-        who = f"Rank {rank}" + (f" ({place})" if place else "")
+        who = f"Rank {rank}" + (f" ({where_ran})" if where_ran else "")
         story = f"{who} failed first ({where})."
     elif entry.initiating:
-        story = f"First seen at {where}" + (f" ({place})" if place else "") + "."
+        story = f"First seen at {where}" + (f" ({where_ran})" if where_ran else "") + "."
         if suspects:
             story += f" The log names ranks {compress_ranks(suspects)}."
     else:

@@ -11,7 +11,7 @@ rank itself died without a word: SIGKILL, SIGSEGV). Each summary names one proce
 - srun: ``srun: error: node-b: task 11: Killed``;
 - Ray Train: ``Worker 0 has failed.``
 
-The traps, from the field notes: torchelastic's "first failure" is only the first exit its
+The traps: torchelastic's "first failure" is only the first exit its
 agent noticed, so a rank that aborted (-6) after watchdog timeouts is collateral, and a
 table whose failures share one second does not determine anything; SIGTERM (-15) is the
 launcher's own teardown. DeepSpeed's launcher prints the command of the *last* process it

@@ -21,11 +21,24 @@ MAX_LINE = 64 << 10
 # A NUL byte in the first KiBs means the file is not a text log (a checkpoint, a core dump).
 _BINARY_PROBE = 8 << 10
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+# Terminal escape sequences, the one grammar for logs and for terminal output (lsp/terminals.py
+# streams it): CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings, charset designations
+# and the remaining two-byte escapes.
+ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[()*+][ -~]"
+    r"|\x1b[ -/]*[0-~]"
+)
 
 
-def looks_binary(head: bytes) -> bool:
-    return b"\x00" in head[:_BINARY_PROBE]
+def looks_binary(head: bytes | str) -> bool:
+    """A NUL in the first 8 KiB, the way git and grep tell binary files from text: of a
+    file's bytes, or of an editor's text (the language server's documents)."""
+    if isinstance(head, bytes):
+        return b"\x00" in head[:_BINARY_PROBE]
+    return "\x00" in head[:_BINARY_PROBE]
 
 
 class Reader(Protocol):
@@ -124,7 +137,7 @@ def visible_segments(raw: bytes) -> list[str]:
     shares the bar's line)."""
     text = raw.decode("utf-8", "replace")
     if "\x1b" in text:
-        text = _ANSI.sub("", text)
+        text = ESCAPE.sub("", text)
     if "\r" not in text:
         return [text.rstrip()]
     return [seg.rstrip() for seg in text.split("\r") if seg.strip()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from denpex.finding import Finding, compress_ranks
+from denpex.finding import Finding, compress_ranks, initiator_field
 
 _WIDTH = 100
 
@@ -19,7 +19,7 @@ def format_report(findings: list[Finding]) -> str:
 def _block(index: int, f: Finding, total: int) -> str:
     label = "Root cause" if index == 1 else "Also found"
     out = [f"{label} ({index}/{total}): {f.title}  [{f.id}]  confidence {f.confidence:.2f}"]
-    out.append(f"  Initiating rank : {_initiating(f)}")
+    out.append(f"  Initiating rank : {initiator_field(f)}")
     if f.collateral_ranks:
         out.append(
             f"  Collateral ranks: {compress_ranks(f.collateral_ranks)} "
@@ -50,17 +50,6 @@ def _block(index: int, f: Finding, total: int) -> str:
     if f.related:
         out.append(f"  Related: {', '.join(f.related)}  (denpex catalog ID)")
     return "\n".join(out) + "\n"
-
-
-def _initiating(f: Finding) -> str:
-    if f.initiating_rank is None:
-        if f.suspect_ranks:
-            return "unknown, see suspects"
-        if any(e.role == "initiating" for e in f.evidence):
-            return "unknown (the log does not say which rank)"  # one rank's log, unprefixed
-        return "unknown (only downstream reports)"
-    where = [p for p in (f.host and f"host {f.host}", f.gpu is not None and f"GPU {f.gpu}") if p]
-    return f"{f.initiating_rank}" + (f" ({', '.join(where)})" if where else "")
 
 
 def _wrap(text: str, indent: str, subsequent: str | None = None) -> list[str]:

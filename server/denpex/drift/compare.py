@@ -280,22 +280,6 @@ def _precision_note(run: str, ref: str, target: str) -> str:
     return f"run {run}, reference {ref}: compared at {target}"
 
 
-def _missing(meta: TensorMeta, status: str, note: str) -> TensorDiff:
-    return TensorDiff(
-        name=meta.name,
-        numel=meta.numel,
-        diff_sq=0.0,
-        ref_sq=0.0,
-        max_abs=0.0,
-        mismatched=0,
-        rows=meta.rows,
-        cols=meta.cols,
-        compared_dtype=meta.dtype,
-        status=status,  # type: ignore[arg-type]
-        note=note,
-    )
-
-
 def compare_readers(
     run: Reader,
     ref: Reader,
@@ -310,9 +294,11 @@ def compare_readers(
     for name in sorted(set(run.tensors) | set(ref.tensors)):
         a, b = run.tensors.get(name), ref.tensors.get(name)
         if a is None and b is not None:
-            diff.tensors.append(_missing(b, "missing_in_run", "only in the reference"))
+            diff.tensors.append(
+                TensorDiff.zero(b, status="missing_in_run", note="only in the reference")
+            )
         elif b is None and a is not None:
-            diff.tensors.append(_missing(a, "missing_in_ref", "only in the run"))
+            diff.tensors.append(TensorDiff.zero(a, status="missing_in_ref", note="only in the run"))
         elif a is not None and b is not None:
             diff.tensors.append(compare_pair(run, ref, a, b, kernel, on_bytes))
             note = diff.tensors[-1].note
@@ -334,16 +320,20 @@ def compare_pair(
 ) -> TensorDiff:
     if a.shape != b.shape:
         on_bytes(a.nbytes + b.nbytes)
-        return _missing(b, "shape_mismatch", f"run {list(a.shape)} vs reference {list(b.shape)}")
+        return TensorDiff.zero(
+            b, status="shape_mismatch", note=f"run {list(a.shape)} vs reference {list(b.shape)}"
+        )
     comparable = FLOATS + INTS
     if a.dtype not in comparable or b.dtype not in comparable:
         on_bytes(a.nbytes + b.nbytes)
-        return _missing(b, "unreadable", f"dtype {a.dtype}/{b.dtype} is not compared")
+        return TensorDiff.zero(
+            b, status="unreadable", note=f"dtype {a.dtype}/{b.dtype} is not compared"
+        )
     try:
         return kernel.tensor(run, ref, a.name, compared_dtype(a.dtype, b.dtype), on_bytes)
     except (InputError, OSError, ValueError, RuntimeError) as exc:
         line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return _missing(b, "unreadable", line)
+        return TensorDiff.zero(b, status="unreadable", note=line)
 
 
 def _summarise_missing(diff: StepDiff) -> None:

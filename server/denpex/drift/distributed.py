@@ -122,17 +122,9 @@ class ShardedKernel(Kernel):
         a, b = run.tensors[name], ref.tensors[name]
         if self._assign(name, a.nbytes + b.nbytes) == self.rank:
             return super().tensor(run, ref, name, target, on_bytes)
-        return TensorDiff(
-            name=name,
-            numel=b.numel,
-            diff_sq=0.0,
-            ref_sq=0.0,
-            max_abs=0.0,
-            mismatched=0,
-            rows=b.rows,
-            cols=b.cols,
-            compared_dtype=target,
-            note=_precision_note(a.dtype, b.dtype, target),
+        # Counted by the rank it is assigned to; zeros here keep the all_reduce a plain sum.
+        return TensorDiff.zero(
+            b, compared_dtype=target, note=_precision_note(a.dtype, b.dtype, target)
         )
 
     def combine(self, diff: StepDiff) -> StepDiff:

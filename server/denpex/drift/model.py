@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from denpex.checkpoints.reader import TensorMeta
 
 TensorStatus = Literal["ok", "missing_in_run", "missing_in_ref", "shape_mismatch", "unreadable"]
 
@@ -45,6 +48,32 @@ class TensorDiff:
     # Elements whose difference is not finite: NaN or Inf on either side (NaN against NaN and
     # Inf against Inf included). Each one is a disagreement, never "equal".
     non_finite: int = 0
+
+    @classmethod
+    def zero(
+        cls,
+        meta: TensorMeta,
+        *,
+        ref_sq: float = 0.0,
+        status: TensorStatus = "ok",
+        note: str = "",
+        compared_dtype: str | None = None,
+    ) -> TensorDiff:
+        """A tensor with no difference to count: equal, not compared (``status``) or counted
+        on another rank. ``compared_dtype`` defaults to the tensor's own dtype."""
+        return cls(
+            name=meta.name,
+            numel=meta.numel,
+            diff_sq=0.0,
+            ref_sq=ref_sq,
+            max_abs=0.0,
+            mismatched=0,
+            rows=meta.rows,
+            cols=meta.cols,
+            compared_dtype=meta.dtype if compared_dtype is None else compared_dtype,
+            status=status,
+            note=note,
+        )
 
     @property
     def differs(self) -> bool:

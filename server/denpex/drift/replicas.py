@@ -17,7 +17,7 @@ import numpy as np
 
 from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.compare import Kernel, blocks, compare_pair, to_compared
-from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
+from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
 from denpex.majority import vote
 
 
@@ -42,27 +42,6 @@ def _fingerprint(
         reader.release(name, r0, r1)
         on_bytes(raw.nbytes)
     return h.digest(), norm_sq, non_finite
-
-
-def _agreeing(meta: TensorMeta, ref_sq: float, note: str = "") -> TensorDiff:
-    return TensorDiff(
-        name=meta.name,
-        numel=meta.numel,
-        diff_sq=0.0,
-        ref_sq=ref_sq,
-        max_abs=0.0,
-        mismatched=0,
-        rows=meta.rows,
-        cols=meta.cols,
-        compared_dtype=meta.dtype,
-        note=note,
-    )
-
-
-def _not_held(meta: TensorMeta, status: TensorStatus, note: str) -> TensorDiff:
-    return TensorDiff(
-        meta.name, meta.numel, 0.0, 0.0, 0.0, 0, meta.rows, meta.cols, status=status, note=note
-    )
 
 
 def compare_replicas(
@@ -100,25 +79,39 @@ def compare_replicas(
             diff_out = out.ranks[r]
             if r not in holders:
                 if held_by_most:
-                    diff_out.tensors.append(_not_held(meta, "missing_in_run", f"not on rank {r}"))
+                    diff_out.tensors.append(
+                        TensorDiff.zero(
+                            meta,
+                            status="missing_in_run",
+                            note=f"not on rank {r}",
+                            compared_dtype="float32",
+                        )
+                    )
                 continue
             if not held_by_most:
                 only = ",".join(map(str, sorted(holders)))
                 diff_out.tensors.append(
-                    _not_held(meta, "missing_in_ref", f"only on ranks {only}, not the majority")
+                    TensorDiff.zero(
+                        meta,
+                        status="missing_in_ref",
+                        note=f"only on ranks {only}, not the majority",
+                        compared_dtype="float32",
+                    )
                 )
                 continue
             if r in majority:
                 if rep_non_finite:
                     diff_out.tensors.append(_non_finite(meta, ref_sq, rep_non_finite))
                 else:
-                    diff_out.tensors.append(_agreeing(meta, ref_sq))
+                    diff_out.tensors.append(TensorDiff.zero(meta, ref_sq=ref_sq))
                 continue
             td = compare_pair(
                 readers[r], readers[rep], readers[r].tensors[name], meta, kernel, on_bytes
             )
             if td.status == "ok" and not td.non_finite and td.max_abs <= tolerance:
-                td = _agreeing(meta, ref_sq, f"within tolerance (max |Δ| {td.max_abs:.3g})")
+                td = TensorDiff.zero(
+                    meta, ref_sq=ref_sq, note=f"within tolerance (max |Δ| {td.max_abs:.3g})"
+                )
             diff_out.tensors.append(td)
     return out
 

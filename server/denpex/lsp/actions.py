@@ -16,7 +16,8 @@ from lsprotocol import types
 from denpex import catalog
 from denpex.errors import InputError
 from denpex.export import markup
-from denpex.lsp.diagnostics import Mark, who
+from denpex.finding import initiator_summary
+from denpex.lsp.diagnostics import Mark
 
 RUN_IN_TERMINAL = "denpex.runInTerminal"
 COPY_TO_CLIPBOARD = "denpex.copyToClipboard"
@@ -45,7 +46,8 @@ def hover_markdown(marks: list[Mark]) -> str:
         done.add(f.id)
         head = f"**{markup.text(f.title)}** · {markup.code(f.id)} · {markup.text(f.category)}"
         lines = [f"{head} · this line is *{mark.role}*", ""]
-        lines.append(markup.text(f"{who(f)[0].upper()}{who(f)[1:]}."))
+        summary = initiator_summary(f)
+        lines.append(markup.text(f"{summary[0].upper()}{summary[1:]}."))
         quick = _quick_answer(f.id)
         if quick:
             lines += ["", f"**Quick answer.** {quick}"]
@@ -69,8 +71,20 @@ def hover(marks: list[Mark], line: int) -> types.Hover | None:
     )
 
 
-def _command(title: str, name: str, argument: dict[str, Any]) -> types.Command:
-    return types.Command(title=title, command=name, arguments=[argument])
+def _quick_fix(
+    title: str,
+    command: tuple[str, str, dict[str, Any]],
+    diagnostics: list[types.Diagnostic] | None = None,
+) -> types.CodeAction:
+    """A quick fix that sends one client command: ``command`` is (its title, its name, its
+    one argument)."""
+    name_title, name, argument = command
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=diagnostics,
+        command=types.Command(title=name_title, command=name, arguments=[argument]),
+    )
 
 
 def code_actions(uri: str, marks: list[Mark], block: types.Range | None) -> list[types.CodeAction]:
@@ -86,44 +100,21 @@ def code_actions(uri: str, marks: list[Mark], block: types.Range | None) -> list
             # The client types the command and the user presses Enter. A command with a
             # blank to fill or a value that failed its check is offered to copy only.
             if runnable:
+                typed = {"command": cmd, "name": TERMINAL_NAME}
                 actions.append(
-                    types.CodeAction(
-                        title=f"Denpex: run `{cmd}` in a terminal",
-                        kind=types.CodeActionKind.QuickFix,
-                        diagnostics=diags,
-                        command=_command(
-                            "Type verification command",
-                            RUN_IN_TERMINAL,
-                            {"command": cmd, "name": TERMINAL_NAME},
-                        ),
+                    _quick_fix(
+                        f"Denpex: run `{cmd}` in a terminal",
+                        ("Type verification command", RUN_IN_TERMINAL, typed),
+                        diags,
                     )
                 )
-            actions.append(
-                types.CodeAction(
-                    title=f"Denpex: copy `{cmd}`",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=diags,
-                    command=_command("Copy verification command", COPY_TO_CLIPBOARD, {"text": cmd}),
-                )
-            )
-        actions.append(
-            types.CodeAction(
-                title=f"Denpex: open the catalog entry “{f.title}”",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=diags,
-                command=_command("Open catalog entry", SHOW_CATALOG_ENTRY, {"id": f.id}),
-            )
-        )
+            copied = ("Copy verification command", COPY_TO_CLIPBOARD, {"text": cmd})
+            actions.append(_quick_fix(f"Denpex: copy `{cmd}`", copied, diags))
+        entry = ("Open catalog entry", SHOW_CATALOG_ENTRY, {"id": f.id})
+        actions.append(_quick_fix(f"Denpex: open the catalog entry “{f.title}”", entry, diags))
     if block is not None:
-        actions.append(
-            types.CodeAction(
-                title="Denpex: diagnose the surrounding block",
-                kind=types.CodeActionKind.QuickFix,
-                command=_command(
-                    "Diagnose block", DIAGNOSE, {"uri": uri, "range": _range_json(block)}
-                ),
-            )
-        )
+        scan = ("Diagnose block", DIAGNOSE, {"uri": uri, "range": _range_json(block)})
+        actions.append(_quick_fix("Denpex: diagnose the surrounding block", scan))
     return actions
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from denpex.finding import Evidence, Finding, compress_ranks
+from denpex.finding import Evidence, Finding, compress_ranks, initiator_summary
 
 _SEVERITY = {
     "initiating": types.DiagnosticSeverity.Error,
@@ -58,20 +58,6 @@ def merged(layers: list[Published]) -> list[types.Diagnostic]:
                 seen.add(key)
                 out.append(d)
     return out
-
-
-def who(f: Finding) -> str:
-    """The attribution in one phrase: "initiating rank 5 (host node1, GPU 3)"."""
-    if f.initiating_rank is None:
-        if f.suspect_ranks:
-            return f"initiating rank unknown, suspects {compress_ranks(f.suspect_ranks)}"
-        return "initiating rank unknown" if f.collateral_ranks else "no rank named"
-    where = [p for p in (f.host and f"host {f.host}", f.gpu is not None and f"GPU {f.gpu}") if p]
-    a = f.attribution
-    sure = f", {a.confidence} confidence" if a is not None and a.confidence != "high" else ""
-    return (
-        f"initiating rank {f.initiating_rank}" + (f" ({', '.join(where)})" if where else "") + sure
-    )
 
 
 def first_sentence(text: str) -> str:
@@ -185,7 +171,9 @@ def _related(
 
 def _message(f: Finding, role: str, members: list[Evidence]) -> str:
     if role == "initiating":
-        return f"{f.title}: {who(f)}. {first_sentence(f.root_cause)}".rstrip(". ") + "."
+        return (
+            f"{f.title}: {initiator_summary(f)}. {first_sentence(f.root_cause)}".rstrip(". ") + "."
+        )
     # The engine already folds the same report from many ranks into one evidence line, so
     # the ranks come from the finding: the line's own ranks, then the whole collateral set.
     ranks = sorted({e.rank for e in members if e.rank is not None})
@@ -198,4 +186,4 @@ def _message(f: Finding, role: str, members: list[Evidence]) -> str:
         text += f"; collateral ranks {compress_ranks(f.collateral_ranks)}"
     if f.initiating_rank is not None:
         return f"{text}; caused by rank {f.initiating_rank}."
-    return f"{text}; {who(f)}."
+    return f"{text}; {initiator_summary(f)}."

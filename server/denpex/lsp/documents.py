@@ -23,14 +23,9 @@ from lsprotocol import types
 from denpex.diagnosis import LogScanner
 from denpex.finding import Finding
 from denpex.lsp import positions
-from denpex.lsp.pieces import Pieces
+from denpex.lsp.pieces import PieceTable
 
 BLOCK = 1 << 20  # characters fed to the scanner per step: bounds the extra memory
-
-
-def looks_binary(text: str) -> bool:
-    """A NUL in the first 8 KiB: the way git and grep tell binary files from text."""
-    return "\x00" in text[:8192]
 
 
 @dataclass
@@ -49,7 +44,7 @@ class LogDocument:
         self.source = source  # what evidence lines name: the file path, else the uri
         self.encoding = encoding
         self.version = version
-        self._text = Pieces(text)
+        self._text = PieceTable(text)
         self._breaks = positions.count_breaks(text)
         self._last_start = max(positions.last_break_end(text), 0)
         self._lock = threading.Lock()
@@ -99,7 +94,7 @@ class LogDocument:
         old, keep = self._text.whole(), self._last_start
         same_prefix = len(new) >= keep and new.startswith(old[:keep])
         self._min_edit = min(self._min_edit, keep if same_prefix else 0)
-        self._text = Pieces(new)
+        self._text = PieceTable(new)
         self._breaks = positions.count_breaks(new)
         self._last_start = max(positions.last_break_end(new), 0)
 

@@ -18,8 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from denpex.diagnosis.lines import looks_binary
 from denpex.lsp import diagnostics, positions
-from denpex.lsp.documents import LogDocument, Scan, looks_binary
+from denpex.lsp.documents import LogDocument, Scan
 from denpex.lsp.dumps import DumpsBeside
 from denpex.lsp.globs import Glob
 from denpex.lsp.layers import Layers
@@ -71,7 +72,7 @@ class LogDocuments:
         cap = self._max_size_mb
         if len(doc.text) > cap * 2**20:
             size = len(doc.text) / 2**20
-            self._notices.tell(
+            self._notices.show_once(
                 f"{doc.uri} is {size:.0f} MB, above denpex.logs.maxSizeMB ({cap}); not diagnosed "
                 f"in the editor. Run `denpex diagnose {to_fs_path(doc.uri) or doc.uri}` instead "
                 "(it streams files of any size)."
@@ -79,7 +80,9 @@ class LogDocuments:
             self._refused.add(doc.uri)
             return True  # claimed, so the text is not kept anywhere
         if looks_binary(doc.text):
-            self._notices.tell(f"{doc.uri} looks like a binary file (NUL bytes); not diagnosed.")
+            self._notices.show_once(
+                f"{doc.uri} looks like a binary file (NUL bytes); not diagnosed."
+            )
             self._refused.add(doc.uri)
             return True
         self._logs[doc.uri] = LogDocument(
@@ -139,7 +142,7 @@ class LogDocuments:
             scan: Scan = await loop.run_in_executor(self._pool, doc.scan)
         except Exception as exc:
             log.exception("scan of %s failed", uri)
-            self._notices.tell(f"could not diagnose {uri}: {exc}", types.MessageType.Error)
+            self._notices.show_once(f"could not diagnose {uri}: {exc}", types.MessageType.Error)
             return
         path = to_fs_path(uri) if uri.startswith("file:") else None
         findings = await self._dumps.merge(path, scan.findings)

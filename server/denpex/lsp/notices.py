@@ -32,7 +32,7 @@ class Notices:
             self._shown.add(key)
             self.log(message, kind)
 
-    def tell(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+    def show_once(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
         """A pop-up (window/showMessage), shown once per distinct message; always logged."""
         self.log(message, kind)
         if message not in self._shown:

@@ -13,7 +13,7 @@ from bisect import bisect_right
 MAX_PIECES = 1024  # joined into one beyond this: amortised O(1) per append, bounded overhead
 
 
-class Pieces:
+class PieceTable:
     def __init__(self, text: str = "") -> None:
         self._pieces: list[tuple[str, int, int]] = [(text, 0, len(text))]
         self._starts: list[int] = [0]

@@ -169,7 +169,7 @@ class DenpexServer(LanguageServer):
         self.use_settings(new)
         if any(getattr(old, k) != getattr(new, k) for k in CHECKPOINT_SETTINGS):
             for message in self.watcher.configure(new):
-                self.notices.tell(message)
+                self.notices.show_once(message)
         self.send_status()
 
     async def pull_settings(self) -> None:
@@ -223,7 +223,7 @@ class DenpexServer(LanguageServer):
         run, report = str(outcome.run), outcome.report
         if report is None:
             error = outcome.error or f"drift check of {outcome.run} failed"
-            self.notices.tell(error, types.MessageType.Warning)
+            self.notices.show_once(error, types.MessageType.Warning)
         else:
             self.protocol.notify(protocol.DRIFT_UPDATE, {"report": report})
             for warning in drift_diagnostics.warnings(report):  # each skipped checkpoint once
@@ -231,7 +231,7 @@ class DenpexServer(LanguageServer):
             mark = drift_diagnostics.drift_mark(run, outcome.alarm)
             if mark is not None:
                 # The message goes first: a client that sees the diagnostic has seen it too.
-                self.notices.tell(mark.message, types.MessageType.Warning)
+                self.notices.show_once(mark.message, types.MessageType.Warning)
             self.layers.replace_drift(run, mark.layer if mark else {})
         self.send_status()
 
@@ -256,7 +256,7 @@ def create_server(check_guard: bool = False) -> DenpexServer:
         # Compile the catalog's patterns now rather than when the first log is opened.
         asyncio.get_running_loop().run_in_executor(ls.pool, prepare_screen)
         for message in ls.watcher.configure(ls.settings):
-            ls.notices.tell(message)
+            ls.notices.show_once(message)
         for problem in ls.settings.problems:
             ls.notices.log(problem, types.MessageType.Warning)
         await ls.pull_settings()

@@ -19,18 +19,10 @@ from collections import deque
 from dataclasses import dataclass
 
 from denpex.diagnosis import LogScanner
+from denpex.diagnosis.lines import ESCAPE, MAX_LINE
 from denpex.finding import Finding
 
-# Complete escape sequences: CSI, OSC (BEL or ST terminated), DCS/SOS/PM/APC strings,
-# charset designations and the remaining two-byte escapes.
-_ESCAPE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-    r"|\x1b[PX^_][^\x1b]*\x1b\\"
-    r"|\x1b[()*+][ -~]"
-    r"|\x1b[ -/]*[0-~]"
-)
-# The start of an escape sequence that the next chunk may complete.
+# The start of an escape sequence (of the ESCAPE grammar) that the next chunk may complete.
 _INCOMPLETE = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[()*+]|[ -/]*)\Z"
 )
@@ -38,7 +30,6 @@ _INCOMPLETE = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f]")
 
 MAX_PENDING_ESCAPE = 4096  # an "escape sequence" longer than this is garbage, not held
-MAX_LINE = 64 * 1024  # a longer line (a runaway progress bar, a blob) is cut here
 BUFFER_LINES = 5000  # lines of the last command kept for on-demand diagnosis
 BUFFER_CHARS = 4 * 2**20  # and at most this much of their text
 
@@ -58,7 +49,7 @@ class EscapeStripper:
         if m and len(text) - m.start() <= MAX_PENDING_ESCAPE:
             self._pending = text[m.start() :]
             text = text[: m.start()]
-        return _CONTROL.sub("", _ESCAPE.sub("", text).replace("\x1b", ""))
+        return _CONTROL.sub("", ESCAPE.sub("", text).replace("\x1b", ""))
 
 
 def _displayed(line: str) -> str:

@@ -168,7 +168,7 @@ class DriftProbe:
         for f in prints:
             if f.name not in disagreeing:
                 self._agreed[f.name] = f.local
-        self.last_replica = replica.finish(verdict)
+        self.last_replica = replica.collect_odd_ranks(verdict)
         return self.last_replica
 
     def _record(

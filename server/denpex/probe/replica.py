@@ -181,7 +181,8 @@ def break_ties(
         verdict.tensors[names[i]] = [verdict.ranks[g] for g in result.odd]
 
 
-def finish(verdict: ReplicaVerdict) -> ReplicaVerdict:
+def collect_odd_ranks(verdict: ReplicaVerdict) -> ReplicaVerdict:
+    """Fill ``odd_ranks``: every rank outvoted on at least one tensor."""
     verdict.odd_ranks = sorted({r for odd in verdict.tensors.values() for r in odd})
     return verdict
 
