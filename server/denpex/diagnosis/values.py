@@ -60,6 +60,8 @@ class ValueSeries:
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
+        if self.spec.literal is not None and self.spec.literal not in block:
+            return []  # no value at all: a C-level find instead of a regex pass
         if self.seen >= self.spec.warmup:
             return self._warm_jumps(block)
         # Warm-up values are never skipped: take the lines that hold them one by one, and
