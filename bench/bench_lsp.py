@@ -258,7 +258,7 @@ async def run(sizes: list[int], appends: int, metrics: bool) -> int:
             )
             rows.append((f"open {mb} MB", dt))
             rows.append((f"floor {mb} MB", floor))
-            if mb == max(sizes):
+            if mb == max(sizes) and appends:
                 lines = text.count("\n")
                 times = []
                 for i in range(appends):

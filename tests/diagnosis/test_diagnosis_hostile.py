@@ -258,9 +258,9 @@ PER_LINE_CPU_S = 0.1  # a linear scan of 64 KiB takes about a millisecond
 
 def _line_regexes() -> list[tuple[str, re.Pattern[Any]]]:
     """Every regex that runs on log text: each catalog signal as Python runs it, the screen's
-    confirm and direct forms of each, the value series, the layout extractors, launcher
-    prefixes and timestamps."""
-    from denpex.diagnosis import context, lines, ranks, timestamps
+    confirm and direct forms of each, the value series and their screens, the layout
+    extractors, launcher prefixes and timestamps."""
+    from denpex.diagnosis import context, lines, ranks, timestamps, value_screen
     from denpex.diagnosis.matcher import default_catalog
 
     cat = default_catalog()
@@ -274,6 +274,10 @@ def _line_regexes() -> list[tuple[str, re.Pattern[Any]]]:
         out += [(f"value {v.signal.name}", v.exact)]
         if v.loose is not None:
             out.append((f"loose value {v.signal.name}", v.loose))
+        fast = v.loose or v.exact
+        screen = value_screen.screen(fast.pattern, fast.flags, (1, -3), (9, 2))
+        if screen is not None:
+            out.append((f"value screen {v.signal.name}", screen))
     for name in context.EXTRACTOR_NAMES:
         out.append(
             (f"extractor {name}", context.extractor(-1 - context.EXTRACTOR_NAMES.index(name))[1])

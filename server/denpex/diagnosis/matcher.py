@@ -49,6 +49,9 @@ class ValueSignal:
     # The pattern from its longest literal run on (literals.literal_suffix): fast to search,
     # matches at least wherever ``exact`` does. None when that is ``exact`` itself.
     loose: re.Pattern[bytes] | None
+    # Bytes every match holds (the fast pattern's leading literal), when searching for them
+    # is exact (no case folding, no escape): a block without them holds no value at all.
+    literal: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -127,15 +130,16 @@ def compile_catalog(
                 cond = jumps[spec["name"]]
                 suffix = literal_suffix(spec["pattern"])
                 all_flags = sig.regex.flags & re.IGNORECASE
+                loose = suffix if suffix is not None and suffix != spec["pattern"] else None
+                run = split_literal_run(loose or spec["pattern"])[0]
                 values.append(
                     ValueSignal(
                         sig,
                         float(cond["ratio"]),
                         int(cond.get("warmup", 10)),
                         _value_only(spec["pattern"], all_flags),
-                        _value_only(suffix, all_flags)
-                        if suffix is not None and suffix != spec["pattern"]
-                        else None,
+                        _value_only(loose, all_flags) if loose is not None else None,
+                        run.encode() if run and not all_flags and "\\" not in run else None,
                     )
                 )
                 continue

@@ -6,7 +6,9 @@ so a block whose largest value is below ``ratio`` times the smallest positive va
 it or in the window cannot hold a jump. That test runs on all of a block's values pulled out
 by one C-level ``findall`` (of the fast, loose form of the pattern: a superset of the real
 values, which only makes the test more careful); only lines of a block that fails it, and
-the last lines that refill the window, are matched exactly one by one.
+the last lines that refill the window, are matched exactly one by one. Once the window is
+warm, a block is first searched for a value outside a range that cannot hold a jump
+(value_screen.py): when there is none, only its last values are read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from denpex.diagnosis.matcher import ValueSignal
+from denpex.diagnosis.value_screen import bounds, screen
 
 WINDOW = 101
 PIECE = 256 << 10  # a block that may hold a jump is looked at in pieces of about this size
@@ -44,7 +47,8 @@ def summarize(spec: ValueSignal, block: bytes) -> BlockValues | None:
     low = min(values)
     if low <= 0:  # rare: only then pay for a Python-level filter
         low = min((v for v in values if v > 0), default=math.inf)
-    return BlockValues(low, max(values), _tail(spec, block, len(raw)))
+    step = len(block) * (WINDOW + WINDOW // 4) // len(raw)
+    return BlockValues(low, max(values), _tail(spec, block, step)[0])
 
 
 class ValueSeries:
@@ -52,9 +56,12 @@ class ValueSeries:
         self.spec = spec
         self.window: deque[float] = deque(maxlen=WINDOW)
         self.seen = 0
+        self._tail_step = 0  # how far from a block's end its last WINDOW values were
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
+        if self.spec.literal is not None and self.spec.literal not in block:
+            return []  # no value at all: a C-level find instead of a regex pass
         if self.seen >= self.spec.warmup:
             return self._warm_jumps(block)
         # Warm-up values are never skipped: take the lines that hold them one by one, and
@@ -82,10 +89,28 @@ class ValueSeries:
 
     def _skipped(self, block: bytes) -> bool:
         """True (and the window carried on) when ``block`` cannot hold a jump."""
+        if self._quiet(block):
+            return True
         summary = summarize(self.spec, block)
         if summary is None or not self.can_skip(summary):
             return False
         self.absorb(summary)
+        return True
+
+    def _quiet(self, block: bytes) -> bool:
+        """True (and the window carried on) when no value of ``block`` is outside the range
+        that the window proves cannot jump: one C-level search, no value converted."""
+        if self.seen < self.spec.warmup:
+            return False
+        low = _min_positive(self.window)
+        found = bounds(self.spec.ratio, low, max(self.window)) if low < math.inf else None
+        fast = self.spec.loose or self.spec.exact
+        rx = screen(fast.pattern, fast.flags, *found) if found is not None else None
+        if rx is None or rx.search(block):
+            return False
+        tail, self._tail_step = _tail(self.spec, block, self._tail_step)
+        self.window.extend(tail)
+        self.seen += len(tail)
         return True
 
     def _careful(self, block: bytes) -> list[int]:
@@ -148,18 +173,19 @@ def _min_positive(values: Iterable[float]) -> float:
     return min((v for v in values if v > 0), default=math.inf)
 
 
-def _tail(spec: ValueSignal, block: bytes, found: int) -> list[float]:
-    """The block's last exact values, reading lines from the end. ``found``: how many loose
-    matches the block holds; the first look spans as many lines as a full window needs at
-    their density (exact values are among them; when a few are not, the look is doubled)."""
+def _tail(spec: ValueSignal, block: bytes, step: int) -> tuple[list[float], int]:
+    """The block's last exact values, reading lines from the end. ``step``: how many bytes
+    the first look spans, as many as a full window needs at the density of the values (the
+    look is doubled until it holds a full window or the whole block). Returns the values
+    and how many bytes the last look spanned (a good first look for the next block)."""
     start = len(block)
-    step = max(8 << 10, len(block) * (WINDOW + WINDOW // 4) // max(found, 1))
+    step = max(8 << 10, step)
     tail: list[float] = []
     while start > 0 and len(tail) < WINDOW:
         start = max(0, len(block) - step)
         step *= 2
         tail = [v for _, v in exact_values(spec, block, start)]
-    return tail[-WINDOW:]
+    return tail[-WINDOW:], len(block) - start
 
 
 def exact_values(spec: ValueSignal, block: bytes, start: int) -> list[tuple[int, float]]:

@@ -1,0 +1,109 @@
+"""One regex search that tells whether a block may hold a jump of a value series, without
+pulling its values out.
+
+A value series with a running window whose smallest positive value is ``low`` cannot jump on
+a value below ``hi`` when ``hi <= ratio * low`` and ``hi <= ratio * lo``, as long as every
+value of the block is in ``[lo, hi)``: each median is then a positive value at least
+``min(low, lo)``, or no median counts. ``lo`` and ``hi`` are one-digit decimals
+(``d * 10**e``), so "in range" is a matter of the value's text: its leading digit and where
+it stands (``0.00d…``, ``d…`` with so many digits, ``d.…E+ee``). ``screen`` compiles the
+series' pattern with its value replaced by "a number that is not in range as written": a
+search that finds nothing proves the block holds no jump, and the values are never
+converted. Anything unusual (leading zeros, ``12.3E+00``, an exponent out of range, a value
+of 0, a huge number that is no finite float) is not "in range" and sends the block to the
+value-by-value path, so the screen can only cost time, never a finding.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+# The value group every catalog value signal uses; a custom one with another gets no screen.
+VALUE_GROUP = rb"(?P<value>[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?)"
+# Where the value as that group reads it ends: no further digit, point or exponent.
+_END = rb"(?![0-9.]|[eE][-+]?[0-9])"
+_MARGIN = 1 + 1e-9  # float rounding of ratio x low never turns "below" into "at or above"
+_MAX_EXPONENT = 300
+
+
+def bounds(ratio: float, low: float, high: float) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((d, e) of lo, (d, e) of hi) for a window of positive values from ``low`` to ``high``:
+    of the ranges with ``lo <= low`` and ``hi < ratio * lo``, the one that leaves the most
+    room on both sides of the window. None when none holds the window."""
+    if not (0 < low <= high and math.isfinite(ratio * high)):
+        return None
+    e0 = math.floor(math.log10(low))
+    if abs(e0) > _MAX_EXPONENT:
+        return None
+    best = None
+    best_room = 1.0
+    for e in (e0 - 1, e0):
+        for d in range(1, 10):
+            lo = float(f"{d}e{e}")
+            if lo > low:
+                break
+            hi = _below(ratio * lo)
+            room = min(low / lo, float(f"{hi[0]}e{hi[1]}") / high)
+            if room > best_room:
+                best, best_room = ((d, e), hi), room
+    return best
+
+
+def _below(top: float) -> tuple[int, int]:
+    """The largest one-digit decimal whose float is below ``top`` (with a margin: a value
+    under it, however many digits it has, stays under ``top`` as a float)."""
+    e0 = math.floor(math.log10(top))
+    return next(
+        (d, e)
+        for e in (e0 + 1, e0, e0 - 1, e0 - 2)
+        for d in range(9, 0, -1)
+        if float(f"{d}e{e}") * _MARGIN < top
+    )
+
+
+@lru_cache(maxsize=64)
+def screen(
+    pattern: bytes, flags: int, lo: tuple[int, int], hi: tuple[int, int]
+) -> re.Pattern[bytes] | None:
+    """The series' (loose) pattern made to match only a value outside ``[lo, hi)``; None when
+    its value group is not the usual one."""
+    if not pattern.endswith(VALUE_GROUP):
+        return None
+    prefix = pattern[: -len(VALUE_GROUP)]
+    in_range = b"|".join(_in_range(lo, hi))
+    return re.compile(prefix + rb"(?=[0-9])(?!(?:" + in_range + rb")" + _END + rb")", flags)
+
+
+def _value(de: tuple[int, int]) -> Fraction:
+    d, e = de
+    return Fraction(d) * Fraction(10) ** e
+
+
+def _in_range(lo: tuple[int, int], hi: tuple[int, int]) -> list[bytes]:
+    """Alternatives matching the plainly written numbers whose leading digit ``d`` at
+    ``10**e`` puts all of ``[d * 10**e, (d + 1) * 10**e)`` inside ``[lo, hi)``."""
+    out = []
+    for e in range(lo[1], hi[1] + 1):
+        digits = [
+            d
+            for d in range(1, 10)
+            if _value((d, e)) >= _value(lo) and (d + 1) * Fraction(10) ** e <= _value(hi)
+        ]
+        if not digits:
+            continue
+        lead = b"[" + b"".join(b"%d" % d for d in digits) + b"]"
+        if e >= 0:
+            out.append(lead + rb"[0-9]{%d}(?:\.[0-9]*)?" % e)
+        else:
+            out.append(rb"0\." + b"0" * (-e - 1) + lead + rb"[0-9]*")
+        if e > 0:
+            exponent = rb"\+?0*%d" % e
+        elif e < 0:
+            exponent = rb"-0*%d" % -e
+        else:
+            exponent = rb"[-+]?0+"
+        out.append(lead + rb"(?:\.[0-9]*)?[eE]" + exponent)
+    return out
