@@ -57,7 +57,12 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                 # A value turned NaN/Inf: an exponent bit flipped, or worse. Never gradual.
                 out.append(Jump(name, steps[i], steps[i - 1] if i else None, math.inf, before, rms))
                 break
-            added = t.diff_sq - (prev.diff_sq if prev is not None else 0.0)
+            if prev is None:
+                # No earlier comparison of this tensor: nothing shows that the element was
+                # ever closer. Sparse first differences (rare-token embedding rows after one
+                # accumulation split or another) look like a jump from nothing; they are not.
+                continue
+            added = t.diff_sq - prev.diff_sq
             if (
                 t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
                 and t.max_abs >= JUMP_SCALE * rms

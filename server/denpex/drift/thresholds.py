@@ -9,6 +9,11 @@ PERSIST = 3  # consecutive checkpoints a lever must hold (fewer only at the end 
 LIFT_MIN = 10.0  # top row/col must hold >= 10x its uniform share; healthy runs stay under ~7
 SELF_FACTOR = 3.0  # ... and >= 3x the tensor's own early concentration (self-calibration)
 MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
+# A faulty channel is fed at every step and carries most of its tensor's divergence (0.5-1.0
+# on faulty tuning runs); round-off concentrations, even in a healthy run's chaotic
+# bifurcation, share the tensor with the rest of it (healthy tuning reruns: top row/col at
+# most 0.41 of the tensor, held at one index over three checkpoints).
+DOMINANT = 0.5
 MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
 MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
