@@ -138,7 +138,9 @@ def test_permanent_compute_fault_is_gradual_drift(with_noise: bool) -> None:
 
 
 def test_fault_before_the_first_checkpoint_of_the_window_is_still_found() -> None:
-    early = FaultSpec("compute", 5, target="blocks.1.attn.q", index=3, eps=1e-4)
+    # A value channel: in the simulator a query channel's fault spreads over its head's rows
+    # through the softmax (top row 0.42 of q's distance, under DOMINANT; see the docs' Limits).
+    early = FaultSpec("compute", 5, target="blocks.1.attn.v", index=3, eps=1e-4)
     judged = assess(series(5, early))
     assert judged.verdict == "gradual_drift", judged.notes
     assert judged.onset_step is not None and judged.onset_step <= early.step + EVERY

@@ -46,6 +46,8 @@ from denpex.drift.thresholds import (
 )
 
 Tracks = dict[str, list[TensorDiff | None]]
+# The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
+LOCALISED = frozenset({"localisation", "corroborated_localisation"})
 
 
 @dataclass
@@ -211,7 +213,10 @@ def corroborated(steps: list[int], tracks: Tracks) -> list[Departure]:
             for i in range(len(steps))
         ]
         start = _runs(
-            [len(p) == 2 and p[0][1][0] >= DOMINANT * n and p[1][1][0] >= CORROBORATED for p in pairs]
+            [
+                len(p) == 2 and p[0][1][0] >= DOMINANT * n and p[1][1][0] >= CORROBORATED
+                for p in pairs
+            ]
         )
         if start is None or any(
             _diluted([p[k][1][0] if len(p) == 2 else 0.0 for p in pairs], start) for k in (0, 1)
