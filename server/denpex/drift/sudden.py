@@ -136,6 +136,11 @@ def step_change(series: Sequence[StepDiff], tracks: Tracks) -> StepChange | None
                 continue
             if not spread(t.diff_sq, t.max_abs):
                 continue
+            if track[i - 1] is not None and not track[i - 1].differs:
+                # From bit-identical to the order of its norm: how every gradient-null
+                # parameter (a key bias) starts its random walk once the runs differ at all,
+                # since Adam turns its round-off gradient into full-size steps.
+                continue
             holds = holds or held(rels)
             until = holds[i]
             if until is None:
