@@ -136,7 +136,8 @@ def step_change(series: Sequence[StepDiff], tracks: Tracks) -> StepChange | None
                 continue
             if not spread(t.diff_sq, t.max_abs):
                 continue
-            if track[i - 1] is not None and not track[i - 1].differs:
+            earlier = track[i - 1]
+            if earlier is not None and not earlier.differs:
                 # From bit-identical to the order of its norm: how every gradient-null
                 # parameter (a key bias) starts its random walk once the runs differ at all,
                 # since Adam turns its round-off gradient into full-size steps.
