@@ -160,3 +160,22 @@ def test_a_run_leaving_a_bit_exact_reference_is_flagged_even_when_the_gap_shrink
     assert verdict.verdict == "gradual_drift", verdict.notes
     assert verdict.onset_step == 60
     assert any("bit-identical" in n for n in verdict.notes), verdict.notes
+
+
+def test_a_channel_held_while_training_freezes_is_still_a_fault() -> None:
+    # ViT (bf16), a q_proj channel doubled from step 50 in a run with its own round-off: the
+    # channel holds 0.95 of q and k rows 3 from step 60, and the difference peaks at step 72
+    # and then shrinks a little as the cosine schedule decays (Sen's slope after it < 0).
+    size = [1e-12 * (1 + i) for i in range(4)] + [4e-10, 7e-10, 6.5e-10, 6e-10, 5.8e-10, 5.6e-10]
+    share = [0.1] * 4 + [0.95] * 6
+    extra = [
+        [
+            matrix("attn.q.weight", size[i], row=(3, share[i])),
+            matrix("attn.k.weight", size[i], row=(3, share[i])),
+        ]
+        for i in range(len(STEPS))
+    ]
+    verdict = judged(extra)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+    assert verdict.onset_step == 60
+    assert any("one channel holds" in n for n in verdict.notes), verdict.notes

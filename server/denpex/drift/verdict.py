@@ -236,12 +236,19 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
     trend["suspect_tensors"] = explain.suspects(ordered)
     trend["levers"] = sorted({lv.lever for lv in levers})
     mk_p = growth["mann_kendall"]["p"]
-    # A run that reproduced its reference bit for bit and then departs is evidence by itself
-    # (``departures.bit_exact_departure``): a large fault that Adam absorbs within a few
-    # steps leaves a saturating excess, which the growth test would clear.
-    exact = any(lv.lever == "bit_exact_departure" for lv in levers)
+    # Two departures are evidence by themselves, growing or not: a run that reproduced its
+    # reference bit for bit and then departs (``departures.bit_exact_departure``), and one
+    # channel holding most of its tensor at the same index throughout (a localised lever).
+    # A large fault that Adam absorbs, or one that the learning-rate decay freezes, leaves an
+    # excess that stops growing or shrinks, which the growth test would clear.
+    if any(lv.lever == "bit_exact_departure" for lv in levers):
+        evidence_alone = "the run was bit-identical to the reference before"
+    elif any(lv.lever in LOCALISED for lv in levers):
+        evidence_alone = "one channel holds most of its tensor's difference throughout"
+    else:
+        evidence_alone = ""
     grows = mk_p < ALPHA and growth["sen_slope_per_step"] > 0
-    if not exact and not grows:
+    if not evidence_alone and not grows:
         notes.append(
             f"{len(levers)} tensor(s) left the noise floor from step {onset} but their excess does "
             f"not keep growing (Mann-Kendall p {mk_p:.2g}): not called drift"
@@ -253,8 +260,7 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
         + (
             "the excess grows"
             if grows
-            else "the excess does not keep growing, but the run was "
-            "bit-identical to the reference before"
+            else f"the excess does not keep growing, but {evidence_alone}"
         )
         + f" ({growth['shape']}, Mann-Kendall tau {growth['mann_kendall']['tau']:.2f}, "
         f"p {mk_p:.2g})"
