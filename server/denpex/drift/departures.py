@@ -33,6 +33,7 @@ from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
     CALIBRATION,
     CORROBORATED,
+    DOMINANT,
     ENVELOPE,
     HOLD_LIFT,
     LIFT_MIN,
@@ -45,6 +46,8 @@ from denpex.drift.thresholds import (
 )
 
 Tracks = dict[str, list[TensorDiff | None]]
+# The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
+LOCALISED = frozenset({"localisation", "corroborated_localisation"})
 
 
 @dataclass
@@ -133,6 +136,7 @@ def localisation(
             ntrack = noise.get(name) if noise is not None else None
             flags = [
                 _localised(t)
+                and shares[i] >= DOMINANT
                 and n * shares[i] >= _noise_bar(bar, n, axis, ntrack[i] if ntrack else None)
                 for i, t in enumerate(track)
             ]
@@ -208,7 +212,12 @@ def corroborated(steps: list[int], tracks: Tracks) -> list[Departure]:
             sorted(per_step[i].items(), key=lambda kv: -kv[1][0])[:2] if i in per_step else []
             for i in range(len(steps))
         ]
-        start = _runs([len(p) == 2 and p[1][1][0] >= CORROBORATED for p in pairs])
+        start = _runs(
+            [
+                len(p) == 2 and p[0][1][0] >= DOMINANT * n and p[1][1][0] >= CORROBORATED
+                for p in pairs
+            ]
+        )
         if start is None or any(
             _diluted([p[k][1][0] if len(p) == 2 else 0.0 for p in pairs], start) for k in (0, 1)
         ):

@@ -57,7 +57,12 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                 # A value turned NaN/Inf: an exponent bit flipped, or worse. Never gradual.
                 out.append(Jump(name, steps[i], steps[i - 1] if i else None, math.inf, before, rms))
                 break
-            added = t.diff_sq - (prev.diff_sq if prev is not None else 0.0)
+            if prev is None:
+                # No earlier comparison of this tensor: nothing shows that the element was
+                # ever closer. Sparse first differences (rare-token embedding rows after one
+                # accumulation split or another) look like a jump from nothing; they are not.
+                continue
+            added = t.diff_sq - prev.diff_sq
             if (
                 t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
                 and t.max_abs >= JUMP_SCALE * rms
@@ -130,6 +135,12 @@ def step_change(series: Sequence[StepDiff], tracks: Tracks) -> StepChange | None
             if t is None or t.numel < MIN_AXIS or not rises(rels, i):
                 continue
             if not spread(t.diff_sq, t.max_abs):
+                continue
+            earlier = track[i - 1]
+            if earlier is not None and not earlier.differs:
+                # From bit-identical to the order of its norm: how every gradient-null
+                # parameter (a key bias) starts its random walk once the runs differ at all,
+                # since Adam turns its round-off gradient into full-size steps.
                 continue
             holds = holds or held(rels)
             until = holds[i]

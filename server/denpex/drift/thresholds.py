@@ -9,13 +9,20 @@ PERSIST = 3  # consecutive checkpoints a lever must hold (fewer only at the end 
 LIFT_MIN = 10.0  # top row/col must hold >= 10x its uniform share; healthy runs stay under ~7
 SELF_FACTOR = 3.0  # ... and >= 3x the tensor's own early concentration (self-calibration)
 MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
+# A faulty channel is fed at every step and carries most of its tensor's divergence (0.5-1.0
+# on faulty tuning runs); round-off concentrations, even in a healthy run's chaotic
+# bifurcation, share the tensor with the rest of it (healthy tuning reruns: top row/col at
+# most 0.41 of the tensor, held at one index over three checkpoints).
+DOMINANT = 0.5
 MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
 MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
 CORROBORATED = 5.0  # same index in two tensors, both >= 5x uniform; healthy pairs stay < 3.2
 ENVELOPE = 4.0  # healthy reruns stayed within 2.4x of the noise run, per tensor and step
 PEER_FACTOR = 8.0  # healthy peer ratios moved up to 3.2x from their early value
-HOLD_LIFT = 0.5  # a localised lever's last lift keeps >= half its lift at onset (no dilution)
+HOLD_LIFT = 0.75  # a localised lever's last lift keeps >= 3/4 of its lift at onset (no dilution):
+# faulty tuning runs held their channel (a fed fault holds or grows); healthy lumpy channels
+# fade (Qwen2-MoE's shared expert: 0.9 -> 0.5 of the tensor; at 0.9 a GPT-2 fault is lost)
 ONSET_RISE = 3.0  # one checkpoint earlier counts when its excess is 3x all before it
 JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
 JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value

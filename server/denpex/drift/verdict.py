@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from denpex.drift import departures, explain, stats, sudden
-from denpex.drift.departures import Departure, Tracks
+from denpex.drift.departures import LOCALISED, Departure, Tracks
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.thresholds import ALPHA, ONSET_RISE
@@ -236,7 +236,19 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
     trend["suspect_tensors"] = explain.suspects(ordered)
     trend["levers"] = sorted({lv.lever for lv in levers})
     mk_p = growth["mann_kendall"]["p"]
-    if mk_p >= ALPHA or growth["sen_slope_per_step"] <= 0:
+    # Two departures are evidence by themselves, growing or not: a run that reproduced its
+    # reference bit for bit and then departs (``departures.bit_exact_departure``), and one
+    # channel holding most of its tensor at the same index throughout (a localised lever).
+    # A large fault that Adam absorbs, or one that the learning-rate decay freezes, leaves an
+    # excess that stops growing or shrinks, which the growth test would clear.
+    if any(lv.lever == "bit_exact_departure" for lv in levers):
+        evidence_alone = "the run was bit-identical to the reference before"
+    elif any(lv.lever in LOCALISED for lv in levers):
+        evidence_alone = "one channel holds most of its tensor's difference throughout"
+    else:
+        evidence_alone = ""
+    grows = mk_p < ALPHA and growth["sen_slope_per_step"] > 0
+    if not evidence_alone and not grows:
         notes.append(
             f"{len(levers)} tensor(s) left the noise floor from step {onset} but their excess does "
             f"not keep growing (Mann-Kendall p {mk_p:.2g}): not called drift"
@@ -245,8 +257,13 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
     head = ordered[0]
     notes.append(
         f"from step {onset}, {head.tensor} left its noise floor ({explain.describe(head)}); "
-        f"the excess grows ({growth['shape']}, "
-        f"Mann-Kendall tau {growth['mann_kendall']['tau']:.2f}, p {mk_p:.2g})"
+        + (
+            "the excess grows"
+            if grows
+            else f"the excess does not keep growing, but {evidence_alone}"
+        )
+        + f" ({growth['shape']}, Mann-Kendall tau {growth['mann_kendall']['tau']:.2f}, "
+        f"p {mk_p:.2g})"
     )
     if trend["global_l2"]["p"] >= ALPHA:
         notes.append("the global distance alone shows no significant trend: the fault is local")
@@ -300,6 +317,10 @@ def _refine_onset(steps: list[int], first: list[Departure]) -> int:
     """A lever confirms only after PERSIST checkpoints; a fault that began late in an
     interval often shows already one checkpoint earlier, standing well clear of every
     checkpoint before it. Move the onset back then (by one checkpoint at most)."""
+    # A channel's excess is the fault's own signal; a spread excess (peer ratio, envelope)
+    # also carries whatever the healthy divergence does at that checkpoint, such as a chaotic
+    # bifurcation of training in the interval before the fault.
+    first = [lv for lv in first if lv.lever in LOCALISED] or first
     i = steps.index(first[0].onset)
     if i < 2:  # nothing before to compare with
         return steps[i]

@@ -1,0 +1,181 @@
+"""The verdict on the shapes healthy reruns of real models showed (bench/trainings), which the
+rules once called faults. Each series is the per-step comparison the verdict receives, shaped
+as measured on the real-training corpus (docs/drift-statistics.md); a faulty counterpart
+checks the rule still sees what it should.
+"""
+
+from __future__ import annotations
+
+import math
+
+from denpex.drift.model import StepDiff, TensorDiff
+from denpex.drift.verdict import assess
+
+STEPS = list(range(12, 121, 12))  # checkpoints every 12 steps to 120, as in the corpus
+N = 64
+
+
+def matrix(
+    name: str,
+    diff_sq: float,
+    *,
+    row: tuple[int, float] = (0, 2 / N),
+    col: tuple[int, float] = (0, 2 / N),
+    max_abs: float | None = None,
+    ref_sq: float = N * N * 4e-4,
+) -> TensorDiff:
+    """A 64x64 weight whose difference puts ``share`` of itself in row/col ``index``."""
+    return TensorDiff(
+        name=name,
+        numel=N * N,
+        diff_sq=diff_sq,
+        ref_sq=ref_sq,
+        max_abs=math.sqrt(diff_sq / N) if max_abs is None else max_abs,
+        mismatched=N * N if diff_sq else 0,
+        rows=N,
+        cols=N,
+        top_row=row[0],
+        top_row_share=row[1] if diff_sq else 0.0,
+        top_col=col[0],
+        top_col_share=col[1] if diff_sq else 0.0,
+    )
+
+
+def spread(i: int, scale: float = 1e-12) -> list[TensorDiff]:
+    """Tensors diverging together, evenly, as round-off does (growing, then saturating)."""
+    size = scale * (1 - math.exp(-(i + 1) / 3))
+    return [matrix(f"layer.{k}.weight", size * (1 + k / 4)) for k in range(4)]
+
+
+def judged(extra: list[list[TensorDiff]], background: bool = True):
+    series = [
+        StepDiff(step=s, tensors=(spread(i) if background else []) + extra[i])
+        for i, s in enumerate(STEPS)
+    ]
+    return assess(series)
+
+
+def grow(i: int, start: int = 0) -> float:
+    return 0.0 if i < start else 1e-12 * (1 + i - start)
+
+
+def test_a_channel_holding_a_third_of_two_tensors_is_a_healthy_concentration() -> None:
+    # BERT reruns: attention.output.dense col 43 and value row 43 held 0.15-0.41 of their
+    # tensors' difference at one index for the whole run (lift ~19): an unstable channel
+    # amplifies round-off, but shares its tensor with the rest of it.
+    extra = [
+        [
+            matrix("attn.out.weight", grow(i), col=(43, 0.3)),
+            matrix("attn.value.weight", grow(i), row=(43, 0.3)),
+        ]
+        for i in range(len(STEPS))
+    ]
+    verdict = judged(extra)
+    assert verdict.verdict == "within_noise", verdict.notes
+
+
+def test_a_channel_carrying_its_tensors_is_a_fault() -> None:
+    fault = [i >= 4 for i in range(len(STEPS))]  # from the checkpoint after step 50
+    size = [grow(i) * (1 + 100 * (i - 3) * f) for i, f in enumerate(fault)]
+    share = [0.95 if f else 0.2 for f in fault]
+    extra = [
+        [
+            matrix("mlp.up.weight", size[i], row=(3, share[i])),
+            matrix("mlp.down.weight", size[i], col=(3, share[i])),
+        ]
+        for i in range(len(STEPS))
+    ]
+    verdict = judged(extra)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+    assert verdict.onset_step == 60
+
+
+def test_a_concentration_fading_from_the_first_checkpoint_is_the_models_own() -> None:
+    # Qwen2-MoE reruns: the shared expert's channel 52 held 0.9 of up/gate_proj at the first
+    # checkpoint, fading to 0.5 by the end while the rest of the tensors caught up.
+    share = [0.9 - 0.4 * min(1.0, i / 5) for i in range(len(STEPS))]
+    extra = [
+        [
+            matrix("expert.up.weight", grow(i), row=(52, share[i])),
+            matrix("expert.gate.weight", grow(i), row=(52, share[i])),
+        ]
+        for i in range(len(STEPS))
+    ]
+    verdict = judged(extra)
+    assert not verdict.flagged, verdict.notes
+
+
+def test_sparse_first_differences_are_not_a_jump() -> None:
+    # Qwen2 reruns (bf16): at the first checkpoint a few rare-token embedding rows differ and
+    # one element holds most of the difference; nothing was compared before it.
+    extra = [
+        [
+            matrix(
+                "embed.weight",
+                1e-9 * (1 + i),
+                row=(7, 0.9 if i == 0 else 0.05),
+                max_abs=3e-5 if i == 0 else 4e-5,
+            )
+        ]
+        for i in range(len(STEPS))
+    ]
+    verdict = judged(extra)
+    assert verdict.verdict != "sudden_jump", verdict.notes
+    assert not verdict.flagged, verdict.notes
+
+
+def test_a_bias_leaving_bit_identity_is_a_random_walk_not_a_step_change() -> None:
+    # ViT reruns: key biases (gradient-null: Adam turns their round-off gradient into full
+    # steps) were bit-identical at step 12 and 0.5-1.2 of their norm apart from step 24 on.
+    rel = [0.0, 0.5, 0.9, 1.0, 1.0, 1.1, 1.1, 1.0, 1.1, 1.1]
+    bias_ref_sq = 64 * 1e-6
+
+    def bias(r: float) -> TensorDiff:
+        return TensorDiff(
+            name="attn.k.bias",
+            numel=64,
+            diff_sq=r * r * bias_ref_sq,
+            ref_sq=bias_ref_sq,
+            max_abs=r * 3e-4,
+            mismatched=64 if r else 0,
+            rows=64,
+            cols=1,
+            top_row=5,
+            top_row_share=0.06 if r else 0.0,
+            top_col=0,
+            top_col_share=1.0 if r else 0.0,
+        )
+
+    verdict = judged([[bias(r)] for r in rel])
+    assert verdict.verdict != "step_change", verdict.notes
+    assert not verdict.flagged, verdict.notes
+
+
+def test_a_run_leaving_a_bit_exact_reference_is_flagged_even_when_the_gap_shrinks() -> None:
+    # Qwen2 (bf16), an up_proj channel doubled from step 50 in a run bit-identical until
+    # then: Adam absorbs the fault, and the difference stops growing within two checkpoints.
+    size = [0.0, 0.0, 0.0, 0.0, 9e-8, 8e-8, 7e-8, 6e-8, 5e-8, 4e-8]
+    extra = [[matrix(f"layer.{k}.weight", d * (1 + k / 4)) for k in range(4)] for d in size]
+    verdict = judged(extra, background=False)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+    assert verdict.onset_step == 60
+    assert any("bit-identical" in n for n in verdict.notes), verdict.notes
+
+
+def test_a_channel_held_while_training_freezes_is_still_a_fault() -> None:
+    # ViT (bf16), a q_proj channel doubled from step 50 in a run with its own round-off: the
+    # channel holds 0.95 of q and k rows 3 from step 60, and the difference peaks at step 72
+    # and then shrinks a little as the cosine schedule decays (Sen's slope after it < 0).
+    size = [1e-12 * (1 + i) for i in range(4)] + [4e-10, 7e-10, 6.5e-10, 6e-10, 5.8e-10, 5.6e-10]
+    share = [0.1] * 4 + [0.95] * 6
+    extra = [
+        [
+            matrix("attn.q.weight", size[i], row=(3, share[i])),
+            matrix("attn.k.weight", size[i], row=(3, share[i])),
+        ]
+        for i in range(len(STEPS))
+    ]
+    verdict = judged(extra)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+    assert verdict.onset_step == 60
+    assert any("one channel holds" in n for n in verdict.notes), verdict.notes
