@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from .ddp import DdpSpec, train_ddp
 from .faults import Fault
 from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
@@ -86,6 +87,37 @@ def family(arch: str) -> list[Run]:
     return runs
 
 
+# Data-parallel GPT-2 (issue 9): three gloo replicas. Reruns vary threads and the per-rank
+# accumulation split; faults strike one rank after the all-reduce (its local update or its
+# weights: that rank must be named) or before it (its forward: the corrupted gradient reaches
+# every replica alike, so no rank may be named).
+DDP_ARCH = "gpt2"
+# Kept small: each run is three processes for the whole 120 steps.
+_DDP_VARIANTS = [_ND(threads=2), _ND(accum=3)]
+_DDP_NOISE = _ND(accum=3, order_seed=9)
+
+
+def ddp_family() -> list[Run]:
+    recipe, _ = _RECIPES[DDP_ARCH]
+    base = DdpSpec(arch=DDP_ARCH, recipe=recipe, fmt="per-rank")
+    sites = ARCHS[DDP_ARCH].sites
+    runs = [
+        Run(base, "ref", "reference"),
+        Run(replace(base, nd=_DDP_NOISE), "noise", "noise reference"),
+    ]
+    runs += [Run(replace(base, nd=nd), "healthy", nd.tag()) for nd in _DDP_VARIANTS]
+    after = [Fault("lane", sites["mlp"] + ".weight", ONSET, eps=1e-2),
+             Fault("flip", sites["attention"] + ".weight", ONSET, bit=26)]  # fmt: skip
+    before = [Fault("compute", sites["mlp"], ONSET, eps=1e-2),
+              Fault("compute", sites["attention"], ONSET, eps=1e-3)]  # fmt: skip
+    for i, f in enumerate(after + before):
+        spec = replace(base, fault=f, faulty_rank=1 + i % 2, nd=_FAULT_NOISE if i % 2 else base.nd)
+        where = "after" if f in after else "before"
+        label = f"{where} all-reduce, rank {spec.faulty_rank}: {f.label} nd={spec.nd.tag()}"
+        runs.append(Run(spec, "fault", label))
+    return runs
+
+
 def corpus(archs: Iterable[str] = ARCHS) -> list[Run]:
     return [run for arch in archs for run in family(arch)]
 
@@ -95,7 +127,10 @@ def _build(run: Run) -> str:
         return "cached"
     tmp = run.path.with_name(run.path.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    train(run.spec, tmp)
+    if isinstance(run.spec, DdpSpec):
+        train_ddp(run.spec, tmp)
+    else:
+        train(run.spec, tmp)
     (tmp / "spec.json").write_text(json.dumps(asdict(run.spec), default=str, indent=1))
     (tmp / "DONE").touch()
     shutil.rmtree(run.path, ignore_errors=True)
@@ -106,6 +141,15 @@ def _build(run: Run) -> str:
 def build(runs: list[Run], jobs: int = 1) -> None:
     """Train every run not cached yet, each in a fresh process (torch's global settings)."""
     todo = [r for r in runs if not (r.path / "DONE").exists()]
+    # A data-parallel run spawns its own rank processes, which a pool's daemonic worker may
+    # not: those are built from here, one at a time (their ranks share the cores).
+    ddp = [r for r in todo if isinstance(r.spec, DdpSpec)]
+    for i, run in enumerate(ddp, 1):
+        _build(run)
+        print(f"\rtrained {i}/{len(ddp)} data-parallel", end="", flush=True)
+    if ddp:
+        print()
+    todo = [r for r in todo if r not in ddp]
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(jobs, maxtasksperchild=1) as pool:
         for i, _ in enumerate(pool.imap_unordered(_build, todo), 1):

@@ -49,7 +49,7 @@ class Nondeterminism:
 class RunSpec:
     arch: str
     recipe: Recipe
-    fmt: str  # pt | safetensors | hf | deepspeed | dcp
+    fmt: str  # pt | safetensors | hf | deepspeed | dcp | per-rank (ddp.py)
     nd: Nondeterminism = field(default_factory=Nondeterminism)
     fault: Fault | None = None
     steps: int = STEPS
