@@ -6,9 +6,11 @@ sources of nondeterminism) is judged end to end as `denpex drift RUN --ref REF` 
 the global L2 distance, alarm at p < 0.01) computed from the same reports.
 
 Figures are printed for the held-out architectures (the ones no threshold was tuned on) and
-for the tuning ones, separately:
+for the tuning ones, separately; then the data-parallel section (GPT-2 over gloo, per-rank
+checkpoints): per run the verdict, the faulty rank named against the truth, and whether
+`denpex replicas RUN` finds the replicas in agreement:
 
-    python bench/false_alarms.py [--arch ARCH ...] [--jobs N] [--json]
+    python bench/false_alarms.py [--arch ARCH ...] [--jobs N] [--json] [--no-ddp | --ddp-only]
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from denpex.drift.api import drift_report
+from denpex.drift.api import drift_report, replicas_report
 from denpex.drift.stats import mann_kendall
-from trainings.corpus import HELD_OUT, ONSET, TUNING, Run, build, family
+from trainings.corpus import HELD_OUT, ONSET, TUNING, Run, build, ddp_family, family
+from trainings.ddp import DdpSpec
 from trainings.models import ARCHS
 
 
@@ -124,14 +127,107 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
     return out  # fmt: skip
 
 
+@dataclass
+class DdpOutcome:
+    label: str
+    where: str  # healthy | after (the all-reduce) | before
+    truth_rank: int | None  # the rank a report may name: the faulty one, after the all-reduce
+    verdict: str
+    verdict_noise: str
+    flagged: bool
+    flagged_noise: bool
+    faulty_rank: int | None
+    replicas_verdict: str
+    replicas_rank: int | None
+    error: str | None = None
+
+    @property
+    def rank_ok(self) -> bool:
+        # Before the all-reduce the replicas stay identical: naming no rank is the only right
+        # answer there (the weights cannot tell which rank computed wrong).
+        return self.faulty_rank == self.truth_rank
+
+    @property
+    def replicas_agree(self) -> bool:
+        return self.replicas_verdict == "identical"
+
+
+def judge_ddp(run: Run, ref: Run, noise: Run, cache: str) -> DdpOutcome:
+    spec = run.spec
+    assert isinstance(spec, DdpSpec)
+    where = "healthy" if spec.fault is None else run.label.split(" ", 1)[0]
+    truth = spec.faulty_rank if where == "after" else None
+    try:
+        plain = drift_report(str(run.path), str(ref.path), device="cpu", cache_dir=cache)
+        noisy = drift_report(
+            str(run.path), str(ref.path), noise_ref=str(noise.path), device="cpu", cache_dir=cache
+        )
+        reps = replicas_report(str(run.path), device="cpu", cache_dir=cache)
+    except Exception as exc:  # a result to report, not a crash
+        return DdpOutcome(run.label, where, truth, "error", "error", False, False, None, "error",
+                          None, f"{type(exc).__name__}: {exc}")  # fmt: skip
+    return DdpOutcome(
+        label=run.label,
+        where=where,
+        truth_rank=truth,
+        verdict=plain["verdict"],
+        verdict_noise=noisy["verdict"],
+        flagged=bool(plain["flagged"]),
+        flagged_noise=bool(noisy["flagged"]),
+        faulty_rank=plain["faulty_rank"],
+        replicas_verdict=reps["verdict"],
+        replicas_rank=reps["faulty_rank"],
+    )
+
+
+def ddp_section(cache: str) -> list[DdpOutcome]:
+    runs = ddp_family()
+    build(runs)
+    ref = next(r for r in runs if r.role == "ref")
+    noise = next(r for r in runs if r.role == "noise")
+    return [judge_ddp(r, ref, noise, cache) for r in runs if r.role in ("healthy", "fault")]
+
+
+def summarise_ddp(rows: list[DdpOutcome]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for where, name in (("healthy", "healthy reruns"), ("after", "faults after all-reduce"),
+                        ("before", "faults before all-reduce")):  # fmt: skip
+        part = [o for o in rows if o.where == where]
+        flagged = "false alarms" if where == "healthy" else "caught"
+        out[f"{name}: {flagged} (no --noise-ref)"] = _rate(sum(o.flagged for o in part), len(part))
+        out[f"{name}: {flagged} (--noise-ref)"] = _rate(
+            sum(o.flagged_noise for o in part), len(part)
+        )
+        out[f"{name}: faulty_rank right"] = _rate(sum(o.rank_ok for o in part), len(part))
+        out[f"{name}: `replicas` agree"] = _rate(sum(o.replicas_agree for o in part), len(part))
+    out["errors"] = str(sum(o.error is not None for o in rows))
+    return out
+
+
+def print_ddp(rows: list[DdpOutcome]) -> None:
+    print("\n== data-parallel (gpt2, 3 gloo replicas, per-rank checkpoints)")
+    print(f"  {'run':86} {'verdict':14} {'--noise-ref':14} rank(truth) replicas")
+    for o in rows:
+        named = "-" if o.faulty_rank is None else o.faulty_rank
+        truth = "-" if o.truth_rank is None else o.truth_rank
+        reps = o.replicas_verdict + ("" if o.replicas_rank is None else f" rank {o.replicas_rank}")
+        print(f"  {o.label:86} {o.verdict:14} {o.verdict_noise:14} {named}({truth})"
+              f"{'' if o.rank_ok else ' WRONG'} {reps} {o.error or ''}")  # fmt: skip
+    for key, value in summarise_ddp(rows).items():
+        print(f"  {key:48} {value}")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arch", action="append", choices=sorted(ARCHS))
     ap.add_argument("--jobs", type=int, default=1, help="parallel trainings for missing runs")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--verbose", action="store_true", help="one line per run")
+    ddp = ap.add_mutually_exclusive_group()
+    ddp.add_argument("--no-ddp", action="store_true", help="skip the data-parallel section")
+    ddp.add_argument("--ddp-only", action="store_true", help="only the data-parallel section")
     args = ap.parse_args(argv)
-    archs = args.arch or list(ARCHS)
+    archs = [] if args.ddp_only else args.arch or list(ARCHS)
     started = time.monotonic()
     families = {a: family(a) for a in archs}
     build([r for runs in families.values() for r in runs], args.jobs)
@@ -147,19 +243,24 @@ def main(argv: list[str]) -> int:
                         o = outcomes[-1]
                         print(f"{o.arch:6} {o.label:62} {o.verdict:14} {o.verdict_noise:14} "
                               f"onset={o.onset} naive={o.naive_alarm} {o.error or ''}")  # fmt: skip
-    every = next(iter(families.values()))[0].spec.every
+        ddp_rows = [] if args.no_ddp else ddp_section(cache)
+    every = next(iter(families.values()))[0].spec.every if families else 0
     splits = {"held-out": [o for o in outcomes if o.arch in HELD_OUT],
               "tuning": [o for o in outcomes if o.arch in TUNING]}  # fmt: skip
     table = {name: summarise(rows, every) for name, rows in splits.items() if rows}
     if args.json:
-        print(json.dumps({"splits": table, "runs": [asdict(o) for o in outcomes]}, indent=1))
+        ddp_json = {"summary": summarise_ddp(ddp_rows), "runs": [asdict(o) for o in ddp_rows]}
+        print(json.dumps({"splits": table, "runs": [asdict(o) for o in outcomes],
+                          **({"ddp": ddp_json} if ddp_rows else {})}, indent=1))  # fmt: skip
         return 0
     for name, rows in table.items():
         archs_in = sorted({o.arch for o in splits[name]})
         print(f"\n== {name} architectures: {', '.join(archs_in)}")
         for key, value in rows.items():
             print(f"  {key:48} {value}")
-    print(f"\n{len(outcomes)} runs judged in {time.monotonic() - started:.0f} s")
+    if ddp_rows:
+        print_ddp(ddp_rows)
+    print(f"\n{len(outcomes) + len(ddp_rows)} runs judged in {time.monotonic() - started:.0f} s")
     return 0
 
 
