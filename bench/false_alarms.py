@@ -170,13 +170,13 @@ def judge_ddp(run: Run, ref: Run, noise: Run, cache: str) -> DdpOutcome:
         label=run.label,
         where=where,
         truth_rank=truth,
-        verdict=plain["verdict"],
-        verdict_noise=noisy["verdict"],
-        flagged=bool(plain["flagged"]),
-        flagged_noise=bool(noisy["flagged"]),
-        faulty_rank=plain["faulty_rank"],
-        replicas_verdict=reps["verdict"],
-        replicas_rank=reps["faulty_rank"],
+        verdict=plain.verdict,
+        verdict_noise=noisy.verdict,
+        flagged=plain.flagged,
+        flagged_noise=noisy.flagged,
+        faulty_rank=plain.faulty_rank,
+        replicas_verdict=reps.verdict,
+        replicas_rank=reps.faulty_rank,
     )
 
 
