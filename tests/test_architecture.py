@@ -117,7 +117,7 @@ def test_engines_import_no_layer_above_them(engine: str) -> None:
 
 def test_checkpoint_io_and_the_fingerprint_format_know_nothing_of_drift_or_the_probe() -> None:
     graph = _graph()
-    assert graph["checkpoints"] <= {"errors", "safepickle"}, graph["checkpoints"]
+    assert graph["checkpoints"] <= {"errors", "notes", "safepickle"}, graph["checkpoints"]
     assert graph["fingerprints"] <= {"errors"}, graph["fingerprints"]
 
 

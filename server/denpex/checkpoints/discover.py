@@ -23,6 +23,7 @@ from denpex.checkpoints.layouts import model_files
 from denpex.checkpoints.reader import CheckpointError
 from denpex.checkpoints.safetensors import read_safetensors_header
 from denpex.errors import InputError
+from denpex.notes import Note
 
 _STEP = re.compile(
     r"(?:^|[_\-.])(?:global_)?(?:step|iter|iteration|checkpoint|ckpt)[_\-]?(\d+)$", re.I
@@ -157,11 +158,12 @@ def find_checkpoints(
     for step, path in found:
         reason = incomplete_reason(path)
         if reason:
-            notes.append(f"{path}: skipped: {reason}")
+            notes.append(Note("incomplete", str(path), f"{path}: skipped: {reason}"))
             continue
         ranks = rank_files(path)
         if replicas and not ranks:
-            notes.append(f"{path}: skipped: no rank_<N> checkpoints inside")
+            text = f"{path}: skipped: no rank_<N> checkpoints inside"
+            notes.append(Note("incomplete", str(path), text))
             continue
         if step in by_step:
             kept = _prefer(by_step[step].path, path)

@@ -29,6 +29,7 @@ from denpex.drift.report import DriftReport, finding_lines, verdict_line
 from denpex.drift.session import DriftSession, Stability, Update
 from denpex.drift.sources import resolve_device
 from denpex.errors import InputError
+from denpex.notes import Note
 
 MIN_POLL_S = 0.1
 FLOOR_S = 0.5
@@ -127,7 +128,7 @@ class _Printer:
     def __init__(self, stream: TextIO, as_json: bool) -> None:
         self.stream = stream
         self.as_json = as_json
-        self._told: set[str] = set()
+        self._told: set[tuple[str, str]] = set()
 
     def show(self, root: str, update: Update) -> None:
         for w in update.warnings:
@@ -164,8 +165,8 @@ class _Printer:
 
     def _warn(self, text: str) -> None:
         # Incomplete checkpoints are retried every poll (and their size changes while they
-        # grow): say so once per checkpoint, not once per poll.
-        topic = text.split(": skipped:", 1)[0]
+        # grow): say so once per checkpoint and kind, not once per poll.
+        topic = (text.kind, text.subject) if isinstance(text, Note) else ("", text)
         if topic not in self._told:
             self._told.add(topic)
             sys.stderr.write(f"denpex watch: {text}\n")

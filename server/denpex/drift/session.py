@@ -41,6 +41,7 @@ from denpex.drift.sources import (
 )
 from denpex.errors import InputError
 from denpex.fingerprints.records import fingerprint_files
+from denpex.notes import Note
 
 _Item = TypeVar("_Item", StepDiff, ReplicaStep)
 Signature = tuple[tuple[str, int, int], ...]
@@ -274,7 +275,8 @@ class DriftSession:
                 **options,
             )
         except VANISHED as exc:
-            warnings.append(f"{exc.filename or item}: vanished while being read; skipped")
+            what = str(exc.filename or item)
+            warnings.append(Note("vanished", what, f"{what}: vanished while being read; skipped"))
             return []
 
     def report(self) -> DriftReport:
