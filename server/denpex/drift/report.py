@@ -104,7 +104,10 @@ class Point:
         return self.diff.step
 
     def to_json(self) -> dict[str, Any]:
-        return _point(self.diff)
+        out = _point(self.diff)
+        if self.place is not None:
+            out["file"], out["line"] = self.place.path, self.place.line
+        return out
 
 
 Mode = Literal["reference", "replicas"]
@@ -184,6 +187,8 @@ class DriftReport:
         }
         if self.tolerance is not None:
             out["tolerance"] = self.tolerance
+        if self.noise_points:
+            out["noise_points"] = [p.to_json() for p in self.noise_points]
         return out
 
 

@@ -23,8 +23,9 @@ from denpex.diagnosis import LogScanner
 from denpex.errors import InputError
 from denpex.finding import Finding, diagnosis_json, findings_from_json
 from denpex.lsp import diagnostics, positions
-from denpex.lsp.dumps import FOLDER_TIMEOUT, WorkerFailed, folder_diagnostics, run_worker
+from denpex.lsp.dumps import FOLDER_TIMEOUT, folder_diagnostics, run_worker
 from denpex.lsp.protocol import DiagnoseParams
+from denpex.lsp.workers import WorkerFailed
 
 if TYPE_CHECKING:
     from denpex.lsp.server import DenpexServer

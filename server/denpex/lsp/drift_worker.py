@@ -5,7 +5,9 @@ one JSON object on stdin. It follows the run with a ``DriftSession``, as ``denpe
 does, so both agree on when a checkpoint is complete and share the step cache. It writes JSON
 lines on stdout: ``{"progress": {"done", "total"}}`` while it works, then
 ``{"report": <drift report>, "alarm": {message, code, rootCause, onsetStep, path, line} | null}``
-or ``{"error": "<one line>"}``.
+or ``{"error": "<one line>"}``. A job with ``"once": true`` is one comparison of the run
+against its reference as ``denpex drift RUN --ref REF [--noise-ref N] --json`` makes it (two
+single checkpoints included): ``{"report": <drift report>}``, the noise run's points in it.
 torch (and CUDA, with ``device: "cuda"``) are initialised here and never in the server; a
 crash here costs one comparison, not the server.
 """
@@ -68,7 +70,25 @@ class _Throttled:
             _emit(self._out, {"progress": {"done": done, "total": total}})
 
 
+def compare_once(job: dict[str, Any], out: TextIO) -> int:
+    from denpex.drift.api import drift_report
+
+    report = drift_report(
+        str(job["run"]),
+        str(job["reference"]),
+        noise_ref=job.get("noiseReference"),
+        device=job.get("device", "auto"),
+        cache_dir=job.get("cacheDir"),
+    )
+    if report.verdict == "not_comparable":  # nothing compared: an error, as the CLI's exit 2
+        raise InputError(report.assessment.notes[0])
+    _emit(out, {"report": report.to_json()})
+    return 0
+
+
 def run_job(job: dict[str, Any], out: TextIO) -> int:
+    if job.get("once"):
+        return compare_once(job, out)
     from denpex.drift.cache import StepCache, default_dir
     from denpex.drift.compare import Kernel
     from denpex.drift.session import DriftSession, Stability

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import logging
 import os
 from pathlib import Path
@@ -19,7 +18,7 @@ from denpex.diagnosis.flight_recorder import may_be_dump, merge_verdict, sibling
 from denpex.errors import InputError
 from denpex.finding import Finding
 from denpex.lsp.diagnostics import Placer, Published, build
-from denpex.lsp.workers import end_worker, last_line, start_worker
+from denpex.lsp.workers import WorkerFailed, run_once
 
 log = logging.getLogger(__name__)
 
@@ -93,29 +92,9 @@ def _listing(folder: str) -> tuple[tuple[str, int, float], ...]:
     return tuple(sorted((n, s.st_size, s.st_mtime) for n, s in stats))
 
 
-class WorkerFailed(Exception):
-    """The worker timed out, died or answered ``{"error": ...}``; the message is one line."""
-
-
 async def run_worker(job: dict[str, str], timeout: float = WORKER_TIMEOUT) -> dict[str, Any]:
     """One job for ``denpex.lsp.dump_worker`` in a child process; its answer."""
-    proc = await start_worker("denpex.lsp.dump_worker", job)
-    try:
-        raw, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except TimeoutError:
-        raise WorkerFailed(f"reading took more than {timeout:.0f} s") from None
-    finally:  # timed out, or the request was cancelled: the worker goes too
-        await end_worker(proc)
-    try:
-        msg = json.loads(last_line(raw.decode("utf-8", "replace"), ""))
-    except ValueError:
-        msg = None
-    if not isinstance(msg, dict):
-        last = last_line(err.decode("utf-8", "replace"), "no answer")
-        raise WorkerFailed(f"the worker failed: {last[:500]}")
-    if "error" in msg:
-        raise WorkerFailed(str(msg["error"]))
-    return msg
+    return await run_once("denpex.lsp.dump_worker", job, timeout)
 
 
 async def _run_worker(log_path: str) -> Verdicts:

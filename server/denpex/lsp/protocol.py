@@ -45,6 +45,7 @@ CATALOG_ENTRY = "denpex/catalogEntry"
 DIAGNOSE_TERMINAL = "denpex/diagnoseTerminal"
 GET_STATUS = "denpex/getStatus"
 DIAGNOSIS_MARKDOWN = "denpex/diagnosisMarkdown"
+COMPARE_CHECKPOINTS = "denpex/compareCheckpoints"
 DIAGNOSE = "denpex.diagnose"  # workspace/executeCommand
 # server → client
 FINDING = "denpex/finding"
@@ -150,6 +151,17 @@ class DiagnosisMarkdownParams(Params):
 
 
 @attrs.frozen
+class CompareCheckpointsParams(Params):
+    USAGE: ClassVar[str] = "{run: string, ref: string, noiseRef?: string}"
+
+    run: str = attrs.field(validator=_json(str, "a path string"))
+    ref: str = attrs.field(validator=_json(str, "a path string"))
+    noise_ref: str | None = attrs.field(
+        default=None, validator=optional(_json(str, "a path string"))
+    )
+
+
+@attrs.frozen
 class DiagnoseParams(Params):
     """The one argument of ``denpex.diagnose`` (see lsp-diagnose-params.schema.json)."""
 
@@ -175,6 +187,7 @@ PARAMS: dict[str, type[Params]] = {
     DIAGNOSE_TERMINAL: DiagnoseTerminalParams,
     CATALOG_ENTRY: CatalogEntryParams,
     DIAGNOSIS_MARKDOWN: DiagnosisMarkdownParams,
+    COMPARE_CHECKPOINTS: CompareCheckpointsParams,
 }
 _TYPED = (*PARAMS.values(), DiagnoseParams)
 

@@ -46,6 +46,7 @@ from denpex.export.markdown import diagnosis_markdown, local_names
 from denpex.lsp import (
     actions,
     catalog_requests,
+    compare,
     diagnose,
     drift_diagnostics,
     framing,
@@ -308,6 +309,12 @@ def create_server(check_guard: bool = False) -> DenpexServer:
         loop = asyncio.get_running_loop()
         text = await loop.run_in_executor(ls.pool, diagnosis_markdown, params.diagnosis, names)
         return {"markdown": text}
+
+    @server.feature(protocol.COMPARE_CHECKPOINTS)
+    async def compare_checkpoints(
+        ls: DenpexServer, params: protocol.CompareCheckpointsParams
+    ) -> dict[str, Any]:
+        return await compare.compare_checkpoints(params, ls.settings.device)
 
     @server.feature(protocol.GET_STATUS)
     def get_status(ls: DenpexServer, params: Any) -> dict[str, Any]:

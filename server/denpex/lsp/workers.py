@@ -2,7 +2,8 @@
 
 ``denpex.lsp.drift_worker`` and ``denpex.lsp.dump_worker`` are started the same way: the
 server's own interpreter runs the module, the job goes in as one JSON object on stdin, and
-JSON lines come back on stdout while stderr keeps whatever the engines print.
+JSON lines come back on stdout while stderr keeps whatever the engines print. A one-shot
+job (``run_once``) is time-limited and its worker killed when the request is cancelled.
 """
 
 from __future__ import annotations
@@ -40,3 +41,28 @@ def last_line(output: str, default: str = "no output") -> str:
     """The last non-blank line of a worker's output (on stderr: why it died)."""
     lines = output.strip().splitlines()
     return lines[-1] if lines else default
+
+
+class WorkerFailed(Exception):
+    """The worker timed out, died or answered ``{"error": ...}``; the message is one line."""
+
+
+async def run_once(module: str, job: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """One job for ``module`` in a child process: its last JSON line, an object."""
+    proc = await start_worker(module, job)
+    try:
+        raw, err = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        raise WorkerFailed(f"reading took more than {timeout:.0f} s") from None
+    finally:  # timed out, or the request was cancelled: the worker goes too
+        await end_worker(proc)
+    try:
+        msg = json.loads(last_line(raw.decode("utf-8", "replace"), ""))
+    except ValueError:
+        msg = None
+    if not isinstance(msg, dict):
+        last = last_line(err.decode("utf-8", "replace"), "no answer")
+        raise WorkerFailed(f"the worker failed: {last[:500]}")
+    if "error" in msg:
+        raise WorkerFailed(str(msg["error"]))
+    return msg

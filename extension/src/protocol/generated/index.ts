@@ -6,6 +6,8 @@ export * as lspCatalogEntryParams from "./lsp-catalog-entry-params";
 export * as lspCatalogEntryResult from "./lsp-catalog-entry-result";
 export * as lspCatalogListResult from "./lsp-catalog-list-result";
 export * as lspClientCommands from "./lsp-client-commands";
+export * as lspCompareCheckpointsParams from "./lsp-compare-checkpoints-params";
+export * as lspCompareCheckpointsResult from "./lsp-compare-checkpoints-result";
 export * as lspDiagnoseParams from "./lsp-diagnose-params";
 export * as lspDiagnoseTerminalParams from "./lsp-diagnose-terminal-params";
 export * as lspDiagnoseTerminalResult from "./lsp-diagnose-terminal-result";

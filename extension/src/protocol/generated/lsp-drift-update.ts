@@ -8,6 +8,14 @@ export type Point = Figures & {
   step: number;
   warnings: string[];
   /**
+   * where this step's data was read from (the checkpoint, or the probe fingerprint file); absent when unknown. Added within version 1 (additive)
+   */
+  file?: string;
+  /**
+   * 1-based line in file: a probe record's, else 1. Added within version 1 (additive)
+   */
+  line?: number;
+  /**
    * replica mode: rank (as a string) -> that rank's figures against the majority; the point's own figures are those of the rank farthest from it
    */
   ranks?: {
@@ -65,6 +73,10 @@ export interface DenpexDriftReport {
    * one per compared checkpoint step, ascending
    */
   points: Point[];
+  /**
+   * reference mode with a noise reference: the noise run's own points against the same reference, ascending (the benign band behind the run); absent otherwise. Added within version 1 (additive)
+   */
+  noise_points?: Point[];
   /**
    * see docs/drift-statistics.md; step_change, not_comparable and single_point were added within version 1 (additive): not_comparable means no tensor could be compared (exit code 2); single_point means two single checkpoints (files or model folders) differ, and one point cannot show a trend, so it is neither cleared nor flagged (exit code 0)
    */
