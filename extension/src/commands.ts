@@ -1,15 +1,14 @@
 // Every Denpex command, registered at activation whether or not the server runs: a command
 // that needs the server says so (with "Show Logs" / "Restart") instead of failing silently.
 import * as vscode from "vscode";
-import { execFile } from "node:child_process";
 import * as path from "node:path";
 import type { DiagnosisPanel } from "./diagnosisPanel";
 import type { DriftPanel } from "./driftPanel";
 import { readConfig, updateConfig } from "./config";
-import { findInterpreter } from "./pythonInterpreter";
 import {
   CATALOG_ENTRY,
   CATALOG_LIST,
+  COMPARE_CHECKPOINTS,
   DIAGNOSE_TERMINAL,
   COPY_TO_CLIPBOARD,
   DIAGNOSIS_MARKDOWN,
@@ -174,9 +173,9 @@ async function diagnoseTerminal(deps: CommandDeps): Promise<void> {
   }
 }
 
-async function pickFolder(title: string): Promise<vscode.Uri | undefined> {
+async function pickFolder(title: string, files = false): Promise<vscode.Uri | undefined> {
   const picked = await vscode.window.showOpenDialog({
-    canSelectFiles: false,
+    canSelectFiles: files,
     canSelectFolders: true,
     canSelectMany: false,
     title,
@@ -184,6 +183,11 @@ async function pickFolder(title: string): Promise<vscode.Uri | undefined> {
     defaultUri: vscode.workspace.workspaceFolders?.[0]?.uri,
   });
   return picked?.[0];
+}
+
+/** A run's folder, or one checkpoint (a weight file or a model folder). */
+function pickCheckpoints(title: string): Promise<vscode.Uri | undefined> {
+  return pickFolder(title, true);
 }
 
 async function watchCheckpoints(deps: CommandDeps): Promise<void> {
@@ -207,72 +211,36 @@ async function watchCheckpoints(deps: CommandDeps): Promise<void> {
   deps.driftPanel.show();
 }
 
-/** A one-off comparison through the CLI (`denpex drift RUN --ref REF --json`). */
+/** A one-off comparison by the server (`denpex/compareCheckpoints`): one request, the noise
+ * run's points (the band) in the same report. Runs and references may be single checkpoints. */
 async function compareCheckpoints(deps: CommandDeps): Promise<void> {
-  const run = await pickFolder("Run to check (checkpoint directory)");
+  const run = await pickCheckpoints("Run to check (checkpoint folder or file)");
   if (!run) return;
-  const ref = await pickFolder("Reference run (checkpoint directory)");
+  const ref = await pickCheckpoints("Reference run (checkpoint folder or file)");
   if (!ref) return;
-  const found = await findInterpreter(deps.log);
-  if (!found.ok) return reportFailure(deps, "Compare Checkpoints", new Error(found.message));
-  const config = readConfig();
-  const device = config.drift.device;
-  const noise = config.checkpoints.noiseReference;
-  const compare = async (dir: string) => {
-    const args = [
-      "-m",
-      "denpex",
-      "drift",
-      dir,
-      "--ref",
-      ref.fsPath,
-      "--json",
-      "--device",
-      device,
-      ...(noise ? ["--noise-ref", noise] : []),
-    ];
-    deps.log.info(`${found.interpreter.command} ${args.join(" ")}`);
-    return vscode.window.withProgress(
+  const noise = readConfig().checkpoints.noiseReference;
+  let report: DriftReport;
+  try {
+    report = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Denpex: comparing ${path.basename(dir)} with ${path.basename(ref.fsPath)}…`,
+        title: `Denpex: comparing ${path.basename(run.fsPath)} with ${path.basename(ref.fsPath)}…`,
         cancellable: true,
       },
-      (_p, token) =>
-        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-          const child = execFile(
-            found.interpreter.command,
-            args,
-            { maxBuffer: 64 * 1024 * 1024 },
-            (err, stdout, stderr) =>
-              resolve({
-                code: err ? (typeof err.code === "number" ? err.code : 2) : 0,
-                stdout: String(stdout),
-                stderr: String(stderr),
-              }),
-          );
-          token.onCancellationRequested(() => child.kill());
-        }),
+      async (_p, token) =>
+        (
+          await deps.server.sendRequest(
+            COMPARE_CHECKPOINTS,
+            { run: run.fsPath, ref: ref.fsPath, ...(noise ? { noiseRef: noise } : {}) },
+            token,
+          )
+        ).report,
     );
-  };
-  // The noise run against the same reference draws the benign envelope behind the run.
-  for (const dir of noise ? [noise, run.fsPath] : [run.fsPath]) {
-    const result = await compare(dir);
-    // Exit 1 means "flagged", a result like exit 0; 2 is a usage or input error with one line.
-    if (result.code !== 0 && result.code !== 1) {
-      const line = result.stderr.trim().split("\n").pop() || `exit ${result.code}`;
-      return reportFailure(deps, "Compare Checkpoints", new Error(line));
-    }
-    try {
-      deps.driftPanel.update(JSON.parse(result.stdout) as DriftReport);
-    } catch (err) {
-      return reportFailure(
-        deps,
-        "Compare Checkpoints",
-        new Error(`unreadable drift report: ${String(err)}`),
-      );
-    }
+  } catch (err) {
+    if (err instanceof vscode.CancellationError) return; // the server killed its worker
+    return reportFailure(deps, "Compare Checkpoints", err);
   }
+  deps.driftPanel.update(report);
   deps.driftPanel.show();
 }
 

@@ -27,7 +27,8 @@ async def _compare(s: Session, params: dict[str, Any]) -> dict[str, Any]:
     send = s.client.protocol.send_request_async(METHOD, params)
     result: dict[str, Any] = await asyncio.wait_for(send, TIMEOUT)
     validate("lsp-compare-checkpoints-result.schema.json", result)
-    return result
+    report: dict[str, Any] = result["report"]
+    return report
 
 
 def _save_run(folder: Path, nondeterminism: float = 0.0, noise_seed: int = 1) -> list[int]:

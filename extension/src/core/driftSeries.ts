@@ -1,13 +1,14 @@
 // Turns drift reports (shared-schema/drift-report.schema.json) into chart series and keeps
 // the latest report per run, so live updates replace a run's line instead of adding one.
 // The noise envelope is the distance of a second healthy run (denpex.checkpoints.noiseReference)
-// from the same reference: its report, when present, becomes the band behind the other runs.
+// from the same reference: a report's noise_points (the server compares the noise run in the same
+// request), or the noise run's own report when it is watched, become the band behind the runs.
 import type { DriftReport } from "../protocol/methods";
 import type { DriftPoint, DriftSeries } from "./chart";
 
-function points(report: DriftReport): DriftPoint[] {
+function points(series: DriftReport["points"]): DriftPoint[] {
   // null stands for a non-finite distance (NaN/Inf weights); the chart skips NaN.
-  return report.points.map((p) => ({
+  return series.map((p) => ({
     step: p.step,
     l2: p.l2 ?? Number.NaN,
     rel_l2: p.rel_l2 ?? Number.NaN,
@@ -18,7 +19,7 @@ export function seriesFromReport(report: DriftReport, noise?: readonly DriftPoin
   return {
     run: report.run,
     reference: report.reference,
-    points: points(report),
+    points: points(report.points),
     onsetStep: report.onset_step,
     faultyRank: report.faulty_rank,
     verdict: report.verdict,
@@ -38,9 +39,11 @@ export class DriftStore {
    */
   update(report: DriftReport, noiseReference?: string): void {
     if (noiseReference && report.reference !== null && samePath(report.run, noiseReference)) {
-      this.envelopes.set(normalise(report.reference), points(report));
+      this.envelopes.set(normalise(report.reference), points(report.points));
       return;
     }
+    if (report.reference !== null && report.noise_points?.length)
+      this.envelopes.set(normalise(report.reference), points(report.noise_points));
     this.reports.set(
       `${report.mode}\u0000${normalise(report.run)}\u0000${normalise(report.reference ?? "")}`,
       report,

@@ -48,6 +48,12 @@ export const DIAGNOSIS_MARKDOWN: typeof g.lspDiagnosisMarkdownParams.X_METHOD =
 export type DiagnosisMarkdownParams = g.lspDiagnosisMarkdownParams.LspDiagnosisMarkdownParams;
 export type DiagnosisMarkdownResult = g.lspDiagnosisMarkdownResult.LspDiagnosisMarkdownResult;
 
+/** client → server request: one run against a reference; the report has the noise run's points. */
+export const COMPARE_CHECKPOINTS: typeof g.lspCompareCheckpointsParams.X_METHOD =
+  "denpex/compareCheckpoints";
+export type CompareCheckpointsParams = g.lspCompareCheckpointsParams.LspCompareCheckpointsParams;
+export type CompareCheckpointsResult = g.lspCompareCheckpointsResult.LspCompareCheckpointsResult;
+
 /** workspace/executeCommand run by the server; the result is a diagnosis. */
 export const DIAGNOSE_COMMAND = "denpex.diagnose";
 export type DiagnoseArgs = g.lspDiagnoseParams.LspDiagnoseParams;
@@ -73,6 +79,7 @@ export interface Requests {
   [CATALOG_ENTRY]: [CatalogEntryParams, CatalogEntryResult];
   [DIAGNOSE_TERMINAL]: [DiagnoseTerminalParams, DiagnoseTerminalResult];
   [DIAGNOSIS_MARKDOWN]: [DiagnosisMarkdownParams, DiagnosisMarkdownResult];
+  [COMPARE_CHECKPOINTS]: [CompareCheckpointsParams, CompareCheckpointsResult];
   [GET_STATUS]: [Record<string, never>, StatusParams];
 }
 

@@ -170,6 +170,24 @@ test("the noise reference's own report becomes the envelope of runs against the 
   assert.equal(store.all()[1].noise, undefined, "another reference has no envelope");
 });
 
+test("a report's noise_points (one compareCheckpoints request) are the band behind its run", () => {
+  const store = new DriftStore();
+  const noisePoint = {
+    step: 1,
+    l2: 0.25,
+    rel_l2: 2e-6,
+    max_abs: 0.1,
+    mismatched_elements: 3,
+    top_tensors: [],
+    warnings: [],
+  };
+  store.update(
+    report("/faulty", [1, 2], { noise_reference: "/noise", noise_points: [noisePoint] }),
+  );
+  assert.equal(store.size, 1, "one request, one run drawn");
+  assert.deepEqual(store.all()[0].noise, [{ step: 1, l2: 0.25, rel_l2: 2e-6 }]);
+});
+
 test("non-finite distances (null in the report) are skipped, not drawn at NaN", () => {
   const s = seriesFromReport(
     report("/r", [1], {

@@ -3,8 +3,8 @@
 
 The comparison is ``denpex drift RUN --ref REF [--noise-ref N] --json`` run in the drift
 worker (``"once": true``): off the event loop, torch out of the server, time-limited, and
-killed when the request is cancelled. The answer is the drift report, the noise run's
-points included, so the editor draws the band without a second comparison.
+killed when the request is cancelled. The answer is ``{"report": <drift report>}``, the
+noise run's points included, so the editor draws the band without a second comparison.
 """
 
 from __future__ import annotations
@@ -39,4 +39,4 @@ async def compare_checkpoints(
     report = msg.get("report")
     if not isinstance(report, dict):
         raise JsonRpcInternalError("denpex/compareCheckpoints: the worker sent no report")
-    return report
+    return {"report": report}

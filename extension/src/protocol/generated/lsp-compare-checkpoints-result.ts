@@ -36,14 +36,12 @@ export type Point = Figures & {
     [k: string]: string | undefined;
   };
 };
-/**
- * This interface was referenced by `DenpexDriftReport`'s JSON-Schema
- * via the `definition` "figure".
- */
-export type Figure = number | null;
 
+export interface LspCompareCheckpointsResult {
+  report: DenpexDriftReport;
+}
 /**
- * The drift report of the comparison, with the noise run's points (noise_points) when noiseRef was given.
+ * The comparison's drift report, with the noise run's points (noise_points) when noiseRef was given.
  */
 export interface DenpexDriftReport {
   schema_version: 1;
@@ -130,7 +128,11 @@ export interface Figures {
    * l2 / the reference's global norm
    */
   rel_l2: number | null;
-  max_abs: Figure;
+  /**
+   * This interface was referenced by `DenpexDriftReport`'s JSON-Schema
+   * via the `definition` "figure".
+   */
+  max_abs: number | null;
   /**
    * elements that differ at the compared precision
    */
@@ -171,12 +173,20 @@ export interface Tensor {
    * normalised parameter name (module./_orig_mod. stripped)
    */
   name: string;
-  l2: Figure;
+  /**
+   * This interface was referenced by `DenpexDriftReport`'s JSON-Schema
+   * via the `definition` "figure".
+   */
+  l2: number | null;
   /**
    * l2 / the reference tensor's norm
    */
   rel_l2?: number | null;
-  max_abs?: Figure;
+  /**
+   * This interface was referenced by `DenpexDriftReport`'s JSON-Schema
+   * via the `definition` "figure".
+   */
+  max_abs?: number | null;
   mismatched_elements?: number;
   /**
    * elements whose difference is NaN/Inf (either side non-finite): each one disagrees
