@@ -4,11 +4,14 @@ the drift worker, the report with the noise run's points; real safetensors files
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsp_harness import Session, start, stop, validate
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 torch = pytest.importorskip("torch")
@@ -94,3 +97,72 @@ async def test_what_cannot_be_compared_is_refused_with_one_line(tmp_path: Path) 
             await s.request(METHOD, {"run": "a", "ref": "b", "noiseRef": 3})
     finally:
         await stop(s)
+
+
+def _workers(pid: int) -> list[int]:
+    """The server's drift workers (its children running ``denpex.lsp.drift_worker``)."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:  # exited meanwhile
+                continue
+            if b"denpex.lsp.drift_worker" in cmdline:
+                out.append(int(child))
+    return out
+
+
+def _stalled(tmp_path: Path) -> dict[str, str]:
+    """A run whose checkpoint is never read to the end (a FIFO nobody writes: a stalled
+    file system), and its reference."""
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    ref.mkdir()
+    run.mkdir()
+    save_file({"w": torch.ones(4)}, str(ref / "step_10.safetensors"))
+    os.mkfifo(run / "step_10.safetensors")
+    return {"run": str(run), "ref": str(ref)}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker in /proc")
+async def test_a_cancelled_comparison_kills_its_worker(tmp_path: Path) -> None:
+    params = _stalled(tmp_path)
+    s = await start(tmp_path, {"drift": {"device": "cpu"}})
+    try:
+        pending = s.client.protocol.send_request(METHOD, params, msg_id="compare-1")
+        await s.wait_for(lambda: _workers(s.pid), TIMEOUT)
+        await asyncio.sleep(1.0)  # the worker is past its start, stuck on the FIFO
+        assert not pending.done()
+        s.client.protocol.notify("$/cancelRequest", types.CancelParams(id="compare-1"))
+        await s.wait_for(lambda: not _workers(s.pid), TIMEOUT)
+        with pytest.raises(Exception, match="ancel"):
+            await asyncio.wait_for(asyncio.wrap_future(pending), TIMEOUT)
+    finally:
+        await stop(s)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker in /proc")
+async def test_a_server_shut_down_mid_comparison_leaves_no_worker(tmp_path: Path) -> None:
+    # pygls exits through SystemExit: asyncio.run cancels the request's task, whose
+    # ``finally`` kills the worker stuck on the stalled file.
+    s = await start(tmp_path, {"drift": {"device": "cpu"}})
+    pending = s.client.protocol.send_request(METHOD, _stalled(tmp_path))
+    [pid] = await s.wait_for(lambda: _workers(s.pid), TIMEOUT)
+    await asyncio.sleep(1.0)
+    assert not pending.done()
+    await stop(s)
+    deadline = asyncio.get_running_loop().time() + 10
+    while _alive(pid) and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+    alive = _alive(pid)
+    if alive:  # not left running after this test either way
+        os.kill(pid, 9)
+    assert not alive, "the stuck worker outlived the server"
