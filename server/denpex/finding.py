@@ -14,7 +14,7 @@ from denpex.errors import InputError
 Role = Literal["initiating", "collateral", "context"]
 Strength = Literal["high", "medium", "low"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass

@@ -149,7 +149,7 @@ async def test_diagnose_selection_publishes_on_the_range(tmp_path: Path, logs: P
                 ],
             )
         )
-        assert healthy == {"schema_version": 1, "findings": []}
+        assert healthy == {"schema_version": 2, "findings": []}
         await s.diagnostics_for(uri, lambda d: d == [])
 
         for bad in (

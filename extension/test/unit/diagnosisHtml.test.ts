@@ -71,7 +71,7 @@ test("a command not flagged runnable can be copied but is never offered to the t
 
 test("no findings renders a plain message", () => {
   const html = renderDiagnosisHtml(
-    { diagnosis: { schema_version: 1, findings: [] }, origin: "x" },
+    { diagnosis: { schema_version: 2, findings: [] }, origin: "x" },
     NONCE,
     "src",
   );

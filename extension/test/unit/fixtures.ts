@@ -3,7 +3,7 @@ import type { DenpexDiagnosis } from "../../src/protocol/methods";
 
 export function sampleDiagnosis(): DenpexDiagnosis {
   return {
-    schema_version: 1,
+    schema_version: 2,
     findings: [
       {
         id: "cuda-oom",

@@ -11,7 +11,7 @@ from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
 from denpex.drift.verdict import Assessment
 from denpex.finding import Finding
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TOP_K = 5
 
 

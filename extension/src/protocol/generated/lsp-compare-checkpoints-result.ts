@@ -44,7 +44,10 @@ export interface LspCompareCheckpointsResult {
  * The comparison's drift report, with the noise run's points (noise_points) when noiseRef was given.
  */
 export interface DenpexDriftReport {
-  schema_version: 1;
+  /**
+   * 2 since stop 16: optional noise_points, each point's file and line, and the single_point verdict were added; a consumer that validates version 1 with additionalProperties false rejects them
+   */
+  schema_version: 2;
   /**
    * reference: RUN against REF; replicas: each data-parallel rank against the majority
    */

@@ -23,7 +23,10 @@ export interface LspDiagnoseTerminalResult {
  * Output of `denpex diagnose --json`, of the language server's `denpex.diagnose` command and the payload of `denpex/finding`. Findings are ordered root cause first.
  */
 export interface DenpexDiagnosis {
-  schema_version: 1;
+  /**
+   * 2 since stop 16: each finding carries its ready phrases (initiator, collateral_ranks_text, suspect_ranks_text); a consumer that validates version 1 with additionalProperties false rejects them
+   */
+  schema_version: 2;
   findings: Finding[];
 }
 /**

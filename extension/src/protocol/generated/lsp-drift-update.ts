@@ -47,7 +47,10 @@ export interface LspDriftUpdate {
  * Output of `denpex drift --json` and `denpex replicas --json`, and of denpex.drift.api.drift_report / replicas_report (the language server's drift results). Distances are float64 sums; null stands for a non-finite figure (NaN/Inf weights).
  */
 export interface DenpexDriftReport {
-  schema_version: 1;
+  /**
+   * 2 since stop 16: optional noise_points, each point's file and line, and the single_point verdict were added; a consumer that validates version 1 with additionalProperties false rejects them
+   */
+  schema_version: 2;
   /**
    * reference: RUN against REF; replicas: each data-parallel rank against the majority
    */
