@@ -25,12 +25,11 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from .faults import Injector
 from .models import ARCHS
-from .train import RunSpec, _schedule, _split
+from .train import RunSpec, _schedule, _split, update
 
 
 @dataclass(frozen=True)
@@ -92,12 +91,7 @@ def _loop(rank: int, spec: DdpSpec, out: Path) -> None:
             with ddp.no_sync() if not last else contextlib.nullcontext():
                 loss = arch.loss(ddp, mb, total) * spec.world
                 loss.backward()
-        if recipe.clip is not None:
-            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
-        inject.before_update()
-        opt.step()
-        inject.after_update()
-        sched.step()
+        update(model, opt, sched, inject, recipe.clip)
         if step % spec.every == 0:
             folder = out / f"step_{step}"
             folder.mkdir(exist_ok=True)

@@ -103,14 +103,26 @@ def train(spec: RunSpec, out: Path) -> None:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=recipe.bf16):
                 loss = arch.loss(model, mb, total)
             loss.backward()
-        if recipe.clip is not None:
-            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip)
-        inject.before_update()
-        opt.step()
-        inject.after_update()
-        sched.step()
+        update(model, opt, sched, inject, recipe.clip)
         if step % spec.every == 0:
             save_checkpoint(model, spec.fmt, out, step)
+
+
+def update(
+    model: nn.Module,
+    opt: torch.optim.Optimizer,
+    sched: torch.optim.lr_scheduler.LRScheduler,
+    inject: Injector,
+    clip: float | None,
+) -> None:
+    """One optimizer step, with the injector's hooks on either side of the update (shared by
+    the single-process and the data-parallel runs, so both corrupt the same moment)."""
+    if clip is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), clip)
+    inject.before_update()
+    opt.step()
+    inject.after_update()
+    sched.step()
 
 
 def _split(batch: object, parts: int, channels_last: bool) -> list[object]:
