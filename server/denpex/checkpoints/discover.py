@@ -41,6 +41,9 @@ class Checkpoint:
     ranks: dict[int, Path] = field(default_factory=dict, hash=False, compare=False)
 
 
+Pairs = list[tuple[Checkpoint, Checkpoint]]  # (run, reference) checkpoints of one step
+
+
 def step_of(name: str) -> int | None:
     """The training step a file or directory name carries, or None."""
     if _TEMP.search(name):
@@ -220,6 +223,7 @@ def _rank_major(rank_dirs: dict[int, Path], notes: list[str]) -> list[Checkpoint
 
 __all__ = [
     "Checkpoint",
+    "Pairs",
     "find_checkpoints",
     "incomplete_reason",
     "rank_files",

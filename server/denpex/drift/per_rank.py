@@ -13,12 +13,10 @@ import math
 from collections import Counter
 from dataclasses import replace
 
-from denpex.checkpoints.discover import Checkpoint, rank_files
+from denpex.checkpoints.discover import Checkpoint, Pairs, rank_files
 from denpex.drift.model import StepDiff
 from denpex.drift.verdict import Assessment
 from denpex.errors import InputError
-
-Pairs = list[tuple[Checkpoint, Checkpoint]]
 
 
 def split_ranks(pairs: Pairs, warnings: list[str]) -> dict[int | None, Pairs]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from denpex.checkpoints.discover import Checkpoint, find_checkpoints
+from denpex.checkpoints.discover import Checkpoint, Pairs, find_checkpoints
 from denpex.drift import fingerprints
 from denpex.drift.api import reference_report, replica_report
 from denpex.drift.cache import StepCache
@@ -32,7 +32,6 @@ from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.report import DriftReport, Place, Point
 from denpex.drift.sources import (
     ByteProgress,
-    Pairs,
     Progress,
     Series,
     checkpoint_size,

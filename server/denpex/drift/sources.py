@@ -19,6 +19,7 @@ from typing import Generic, Protocol, TypeVar
 
 from denpex.checkpoints.discover import (
     Checkpoint,
+    Pairs,
     find_checkpoints,
     incomplete_reason,
     single_checkpoint,
@@ -34,7 +35,6 @@ from denpex.drift.report import Place
 from denpex.errors import InputError
 
 Progress = Callable[[int, int], None]
-Pairs = list[tuple[Checkpoint, Checkpoint]]
 S = TypeVar("S", StepDiff, ReplicaStep)
 
 
