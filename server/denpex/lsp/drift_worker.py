@@ -14,25 +14,18 @@ crash here costs one comparison, not the server.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 from denpex.errors import InputError
-from denpex.lsp import guard
+from denpex.lsp.workers import emit, serve
 
 if TYPE_CHECKING:  # the engine is imported when a job runs
     from denpex.drift.report import DriftReport
 
 SETTLE_S = 1.0  # a checkpoint's files unchanged this long are complete (``Stability``)
 MAX_WAIT_S = 5.0  # a checkpoint still changing then waits for the next check
-
-
-def _emit(out: TextIO, obj: dict[str, Any]) -> None:
-    out.write(json.dumps(obj) + "\n")
-    out.flush()
 
 
 def _alarm(report: DriftReport) -> dict[str, Any] | None:
@@ -67,7 +60,7 @@ class _Throttled:
         now = time.monotonic()
         if done >= total or now - self._last >= self._interval:
             self._last = now
-            _emit(self._out, {"progress": {"done": done, "total": total}})
+            emit(self._out, {"progress": {"done": done, "total": total}})
 
 
 def compare_once(job: dict[str, Any], out: TextIO) -> int:
@@ -82,7 +75,7 @@ def compare_once(job: dict[str, Any], out: TextIO) -> int:
     )
     if report.verdict == "not_comparable":  # nothing compared: an error, as the CLI's exit 2
         raise InputError(report.assessment.notes[0])
-    _emit(out, {"report": report.to_json()})
+    emit(out, {"report": report.to_json()})
     return 0
 
 
@@ -121,24 +114,12 @@ def run_job(job: dict[str, Any], out: TextIO) -> int:
         why = "; ".join(dict.fromkeys(warnings))[:400]
         raise InputError(f"{run}: nothing complete to compare yet{': ' + why if why else ''}")
     report.warnings = list(dict.fromkeys(warnings))
-    _emit(out, {"report": report.to_json(), "alarm": _alarm(report)})
+    emit(out, {"report": report.to_json(), "alarm": _alarm(report)})
     return 0
 
 
 def main() -> int:
-    guard.install()
-    # The protocol owns stdout; anything the engines print goes to stderr.
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
-    sys.stdout = sys.stderr
-    try:
-        job = json.loads(sys.stdin.read())
-        return run_job(job, out)
-    except InputError as exc:
-        _emit(out, {"error": str(exc)})
-        return 2
-    except (OSError, ValueError) as exc:
-        _emit(out, {"error": f"{exc.__class__.__name__}: {exc}"})
-        return 2
+    return serve(run_job)
 
 
 if __name__ == "__main__":

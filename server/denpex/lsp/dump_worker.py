@@ -14,19 +14,17 @@ runs here and never in the server, like checkpoints in the drift worker.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Any, TextIO
 
 from denpex.errors import InputError
-from denpex.lsp import guard
+from denpex.lsp.workers import emit, serve
 
 
 def run_job(job: dict[str, Any], out: TextIO) -> int:
     msg = diagnose_folder(str(job["folder"])) if "folder" in job else dumps_beside(str(job["log"]))
-    out.write(json.dumps(msg) + "\n")
-    out.flush()
+    emit(out, msg)
     return 0
 
 
@@ -56,15 +54,7 @@ def diagnose_folder(folder: str) -> dict[str, Any]:
 
 
 def main() -> int:
-    guard.install()
-    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
-    sys.stdout = sys.stderr  # the protocol owns stdout
-    try:
-        return run_job(json.loads(sys.stdin.read()), out)
-    except (InputError, OSError, ValueError) as exc:
-        out.write(json.dumps({"error": f"{exc.__class__.__name__}: {exc}"}) + "\n")
-        out.flush()
-        return 2
+    return serve(run_job)
 
 
 if __name__ == "__main__":

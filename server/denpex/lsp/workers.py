@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from denpex.errors import InputError
+from denpex.lsp import guard
 
 
 async def start_worker(module: str, job: dict[str, Any]) -> asyncio.subprocess.Process:
@@ -66,3 +71,28 @@ async def run_once(module: str, job: dict[str, Any], timeout: float) -> dict[str
     if "error" in msg:
         raise WorkerFailed(str(msg["error"]))
     return msg
+
+
+# -- the worker's side -----------------------------------------------------------------------
+
+
+def emit(out: TextIO, obj: dict[str, Any]) -> None:
+    """One JSON line of a worker's protocol."""
+    out.write(json.dumps(obj) + "\n")
+    out.flush()
+
+
+def serve(run_job: Callable[[Any, TextIO], int]) -> int:
+    """A worker's ``main``: the network guard on, the job read from stdin, the protocol on
+    stdout (anything the engines print goes to stderr), and input that cannot be read
+    answered with one ``{"error"}`` line and exit 2."""
+    guard.install()
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", encoding="utf-8")
+    sys.stdout = sys.stderr
+    try:
+        return run_job(json.loads(sys.stdin.read()), out)
+    except InputError as exc:
+        emit(out, {"error": str(exc)})
+    except (OSError, ValueError) as exc:
+        emit(out, {"error": f"{exc.__class__.__name__}: {exc}"})
+    return 2
