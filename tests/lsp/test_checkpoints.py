@@ -14,6 +14,8 @@ import pytest
 from lsp_harness import Session, start, stop, validate
 from lsprotocol import types
 
+from processes import children
+
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # each check starts a worker process that imports torch
 
@@ -178,13 +180,6 @@ async def test_missing_deleted_and_unreadable_checkpoint_dirs(tmp_path: Path) ->
         await stop(s)
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        out += [int(c) for c in (task / "children").read_text().split()]
-    return out
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker in /proc")
 async def test_a_crashing_worker_is_reported_and_the_next_check_runs(tmp_path: Path) -> None:
     ref, run = tmp_path / "ref", tmp_path / "run"
@@ -201,11 +196,8 @@ async def test_a_crashing_worker_is_reported_and_the_next_check_runs(tmp_path: P
     try:
         # Kill the first worker as soon as it exists: a crash (SIGKILL), as the OOM killer does.
         def worker() -> int | None:
-            for child in _children(s.pid):
-                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-                if b"denpex.lsp.drift_worker" in cmdline:
-                    return child
-            return None
+            workers = children(s.pid, b"denpex.lsp.drift_worker")
+            return workers[0] if workers else None
 
         pid = await s.wait_for(worker, TIMEOUT)
         os.kill(pid, signal.SIGKILL)
@@ -277,6 +269,6 @@ async def test_a_folder_holding_a_huge_tree_is_refused_and_the_server_answers(
         await asyncio.sleep(2)
         assert not _updates(s)  # no worker ran on it
         if sys.platform.startswith("linux"):
-            assert not _children(s.pid)
+            assert not children(s.pid)
     finally:
         await stop(s)

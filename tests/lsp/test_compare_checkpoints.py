@@ -14,6 +14,8 @@ from lsp_harness import Session, start, stop, validate
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
+from processes import children
+
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # each request starts a worker process that imports torch
 
@@ -101,16 +103,7 @@ async def test_what_cannot_be_compared_is_refused_with_one_line(tmp_path: Path) 
 
 def _workers(pid: int) -> list[int]:
     """The server's drift workers (its children running ``denpex.lsp.drift_worker``)."""
-    out = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            except OSError:  # exited meanwhile
-                continue
-            if b"denpex.lsp.drift_worker" in cmdline:
-                out.append(int(child))
-    return out
+    return children(pid, b"denpex.lsp.drift_worker")
 
 
 def _stalled(tmp_path: Path) -> dict[str, str]:
