@@ -49,6 +49,9 @@ CASES = [
     Case("a012", "process-killed-signal", None, None),  # DeepSpeed launcher: its rank is a trap
     Case("b120", "gpu-hardware-fault", 1, "medium"),  # ECC error, then on rank 1's watchdog line
     Case("a147", "process-killed-signal", 0, "low"),  # raylet: worker died; Worker 0 has failed
+    Case("d082", "process-killed-signal", 0, "medium"),  # mpiexec noticed ..., wrapped at "signal"
+    # Horovod's coordinator ([1,0]<stderr>:) waits for the rank it names: the message's rank wins.
+    Case("c135", "rank-stall-before-collective", 1, "high"),
     Case("a009", None),  # healthy: srun "Exited with exit code 1" alone is not a failure
     # Numerics in metric lines; one NaN grad norm (fp16 calibration) is not a failure.
     Case("b025", "nan-inf-loss"),  # HF dicts, 'grad_norm': nan at every step

@@ -277,10 +277,12 @@ class LogScanner:
         topo = self.topology
         if source not in self._file_rank:
             self._file_rank[source] = file_rank(source)
-        rank = prefix_rank if prefix_rank is not None else self._file_rank[source]
+        # A catalog pattern's own rank group is the rank the message is about, which is not
+        # always the rank that printed it (Horovod's coordinator lists the rank it waits for
+        # as "[missing ranks: 1]" under its own "[1,0]<stderr>:" prefix): it comes first.
+        rank = to_int(next((g["rank"] for _, g in matched if g.get("rank")), None))
         if rank is None:
-            group_rank = next((g["rank"] for _, g in matched if g.get("rank")), None)
-            rank = to_int(group_rank)
+            rank = prefix_rank if prefix_rank is not None else self._file_rank[source]
         from_table = False
         if rank is None:
             rank = topo.table_rank(source, line)
