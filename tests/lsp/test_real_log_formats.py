@@ -55,7 +55,7 @@ CASES = [
     Case("a009", None),  # healthy: srun "Exited with exit code 1" alone is not a failure
     # Numerics in metric lines; one NaN grad norm (fp16 calibration) is not a failure.
     Case("b025", "nan-inf-loss"),  # HF dicts, 'grad_norm': nan at every step
-    Case("b025", None, lines=2),
+    Case("b025", "nan-inf-loss", lines=2),  # a zero loss beside the NaN: no calibration step
     Case("b062", "nan-inf-loss"),  # loss_net: nan
     Case("b065", "nan-inf-loss"),  # [Loss] nan
     Case("b109", "nan-inf-loss"),  # Loss is Infinity.
@@ -78,6 +78,20 @@ CASES = [
     Case("b119", "gpu-hardware-fault"),  # Xid 45 caused by previous Xid 149
     Case("b081", "cuda-device-assert"),  # assertion line cut before "failed."
     Case("a021", "port-in-use"),  # errno 98 wrapped by the terminal
+    # Part E's dev half: wordings and prefixes first seen there.
+    Case("e002", "cuda-oom", 1, "high"),  # "GPU  has ...": device index printed empty
+    Case("e121", "cuda-oom"),  # TPU: Attempting to reserve ... That was not possible
+    Case("e216", "nccl-internal-error", None, "low"),  # PyTorch 1.x: "NCCL error in: ..."
+    Case("e051", "process-killed-signal"),  # the elastic agent got SIGHUP: no worker failed
+    Case("e234", "process-killed-signal", 0, "medium"),  # MPICH: rank 0 exited with code 139
+    Case("e112", "nan-inf-loss", 2, "high"),  # NeMo-run: "i.pretrain/0 [default2]:[rank2]:"
+    Case("e120", "nan-inf-loss", 3, "high"),  # Megatron: Unexpected result nan on rank 3
+    Case("e113", "nan-inf-loss"),  # SlowFast: Got NaN losses
+    Case("e128", "nan-inf-loss"),  # retinanet-examples: Loss is diverging!
+    Case("e145", "nan-inf-loss"),  # detectron2: Predicted boxes or scores contain Inf/NaN
+    Case("e134", "nan-inf-loss"),  # losses: nan on every metric line
+    Case("e118", "nan-inf-loss"),  # HF: 'loss': 0.000, 'grad_norm': nan
+    Case("e139", "loss-scale-overflow"),  # fairseq epoch summary: loss_scale 0.000
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
 ]

@@ -40,7 +40,7 @@ _SIGNALS.update({"SIGINT": -2, "SIGHUP": -1, "SIGILL": -4, "SIGFPE": -8})
 class Claim:
     """One launcher line naming one process as failed."""
 
-    kind: str  # "torchelastic", "root-cause", "mpirun", "spawn", "srun", "ray"
+    kind: str  # "torchelastic", "root-cause", "mpirun", "mpich", "spawn", "srun", "ray"
     rank: int
     local: bool  # torchelastic's local_rank: the global rank only on a single node
     exitcode: int | None  # negative: killed by that signal
@@ -81,6 +81,15 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "claim_mpirun_first": (
         ["Process name: [["],
         re.compile(r"^\s{0,8}Process name: \[\[\d{1,10},\d{1,10}\],(?P<rank>\d{1,6})\]"),
+    ),
+    # MPICH's Hydra reports every rank's end: "node1: rank 0 exited with code 139",
+    # "node1: rank 1 died from signal 15" (its own teardown).
+    "claim_mpich": (
+        [": rank "],
+        re.compile(
+            r"^[\w.-]{1,255}: rank (?P<rank>\d{1,6}) "
+            r"(?:exited with code (?P<code>\d{1,3})|died from signal (?P<signal>\d{1,3}))"
+        ),
     ),
     "claim_spawn": (
         ["terminated with "],
@@ -130,7 +139,7 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
     rank = to_int(g.get("rank"))
     if rank is None:
         return []
-    if name == "claim_mpirun":
+    if name in ("claim_mpirun", "claim_mpich") and g.get("signal"):
         code = -(to_int(g["signal"]) or 0) or None
     elif name == "claim_spawn" and g.get("signame"):
         code = _SIGNALS.get(g["signame"])
@@ -205,7 +214,8 @@ def attribute(
             return Attribution(gap, "low", "the only task missing from srun's Terminated list")
     if len(usable) == 1:
         rank, claim = next(iter(usable.items()))
-        sole = any(t.no_other_failures for t in tables) or claim.kind in ("mpirun", "spawn")
+        sole = claim.kind in ("mpirun", "mpich", "spawn")  # they report every exit
+        sole = sole or any(t.no_other_failures for t in tables)
         where = (claim.source, claim.line) if claim.line else None
         peers = _torn_down(claim, closing_pids) if claim.kind == "torchelastic" else ()
         why = _reason(claim)
@@ -243,6 +253,7 @@ def _reason(claim: Claim) -> str:
         "torchelastic": "torchelastic's failure summary",
         "root-cause": "torchelastic's Root Cause table",
         "mpirun": "mpirun's exit report",
+        "mpich": "MPICH's exit report",
         "spawn": "torch.multiprocessing's exit report",
         "srun": "srun's task report",
         "ray": "Ray Train's worker report",

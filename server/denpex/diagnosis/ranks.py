@@ -28,7 +28,10 @@ _PREFIXES = (
     # A bare "name: " is peeled only before a rank prefix: "RuntimeError: " is not a host.
     re.compile(r"(?:\d{1,3}\.){3}\d{1,3}: "),
     # (anchored: matched at the line's start only, it must not be retried at every offset)
-    re.compile(r"^[A-Za-z0-9][\w.-]{0,252}: (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"),
+    # NeMo-run and TorchX put the role and replica first, with no colon: "i.pretrain/0 ".
+    re.compile(
+        r"^[A-Za-z0-9][\w./-]{0,252}:? (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"
+    ),
     re.compile(r"\[pod/[^\]\s]{1,300}\] "),
     re.compile(
         r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? {1,4}"
