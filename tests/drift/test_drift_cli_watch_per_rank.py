@@ -41,9 +41,7 @@ def _save(root: Path, step: int, states: list[dict], one_file: bool = False) -> 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("one_file", [False, True], ids=["per-rank-ref", "one-file-ref"])
-def test_watch_names_the_departing_rank_as_checkpoints_land(
-    tmp_path: Path, one_file: bool
-) -> None:
+def test_watch_names_the_departing_rank_as_checkpoints_land(tmp_path: Path, one_file: bool) -> None:
     ref, run = tmp_path / "ref", tmp_path / "run"
     for step, states in _training(None, noise_seed=1):
         _save(ref, step, states, one_file)
