@@ -8,8 +8,10 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+from safetensors.numpy import save_file
 
 from denpex.demo.tinyrun import FaultSpec, simulate_replicas
 from denpex_cli import denpex, validate_drift_report
@@ -61,6 +63,15 @@ def test_the_rank_whose_update_goes_wrong_is_named(runs: dict[str, Path], ref: s
     assert report["onset_step"] == 40  # the fault starts at 35: within one checkpoint interval
     assert report["notes"][0].startswith("rank 2 departs from the rest")
     assert len(report["points"]) == STEPS // EVERY
+    # `denpex replicas` on the run's own ranks, folded in: bit-identical until rank 2 parts.
+    replicas = report["replicas"]
+    assert replicas["verdict"] == "replica_divergence" and replicas["ranks"] == [0, 1, 2, 3]
+    assert (replicas["first_divergence_step"], replicas["divergent_rank"]) == (40, 2)
+    assert [(s["step"], s["identical"], s["disagreeing_ranks"]) for s in replicas["steps"]] == [
+        (step, step < 40, [] if step < 40 else [2]) for step in range(EVERY, STEPS + 1, EVERY)
+    ]
+    said = "replicas: rank 2 differs from the majority of ranks from step 40"
+    assert any(note.startswith(said) for note in report["notes"]), report["notes"]
 
 
 @pytest.mark.slow
@@ -69,6 +80,9 @@ def test_healthy_per_rank_run_names_no_rank(runs: dict[str, Path]) -> None:
     assert code == 0 and not report["flagged"]
     assert report["faulty_rank"] is None
     assert report["notes"][0].startswith("per rank: 0 ")
+    replicas = report["replicas"]
+    assert replicas["verdict"] == "identical" and replicas["first_divergence_step"] is None
+    assert all(s["identical"] for s in replicas["steps"]) and len(replicas["steps"]) == 8
 
 
 @pytest.mark.slow
@@ -78,3 +92,43 @@ def test_a_rank_the_reference_lacks_is_a_warning(runs: dict[str, Path], tmp_path
     (ref / "step_80" / "rank_3.pt").unlink()
     _, report = _drift(runs["healthy"], ref)
     assert "step 80: rank 3 not compared: the reference has no rank 3" in report["warnings"]
+
+
+def _rank_files(root: Path, step: int, states: list[dict[str, np.ndarray]]) -> None:
+    (root / f"step_{step}").mkdir(parents=True)
+    for rank, sd in enumerate(states):
+        save_file(sd, str(root / f"step_{step}" / f"rank_{rank}.safetensors"))
+
+
+def _state(seed: int, rows: int = 8) -> dict[str, np.ndarray]:
+    return {"w": np.random.default_rng(seed).standard_normal((rows, 4)).astype(np.float32)}
+
+
+def test_replicas_that_agree_on_nan_are_not_identical(tmp_path: Path) -> None:
+    run, ref = tmp_path / "run", tmp_path / "ref"
+    nan = _state(20)
+    nan["w"][1, 2] = np.nan  # the same NaN on every rank: bitwise equal, yet no agreement
+    _rank_files(run, 10, [_state(10)] * 3)
+    _rank_files(run, 20, [nan] * 3)
+    for step in (10, 20):
+        (ref / f"step_{step}").mkdir(parents=True)
+        save_file(_state(step), str(ref / f"step_{step}" / "model.safetensors"))
+    done = denpex("drift", run, "--ref", ref, "--json", "--device", "cpu")
+    report = json.loads(done.stdout)
+    validate_drift_report(report)
+    replicas = report["replicas"]
+    assert replicas["verdict"] != "identical", replicas
+    assert [s["identical"] for s in replicas["steps"]] == [True, False]
+    assert replicas["first_divergence_step"] == 20
+
+
+def test_shards_are_not_compared_as_replicas(tmp_path: Path) -> None:
+    run, ref = tmp_path / "run", tmp_path / "ref"
+    # Tensor-parallel shards: each rank holds a different slice (shapes differ).
+    _rank_files(run, 10, [_state(1, rows=8), _state(2, rows=4)])
+    _rank_files(ref, 10, [_state(1, rows=8), _state(2, rows=4)])
+    done = denpex("drift", run, "--ref", ref, "--json", "--device", "cpu")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    validate_drift_report(report)
+    assert "replicas" not in report and report["verdict"] == "identical"

@@ -21,6 +21,7 @@ from trainings.faults import Fault
 from trainings.train import Recipe
 
 ONSET, STEPS, EVERY = 10, 24, 3
+FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
 BASE = DdpSpec("gpt2", Recipe(), "per-rank", steps=STEPS, every=EVERY)
 AFTER = Fault("lane", "transformer.h.1.mlp.c_fc.weight", ONSET, eps=1e-2)
 BEFORE = Fault("compute", "transformer.h.1.mlp.c_fc", ONSET, eps=1e-1)
@@ -69,6 +70,10 @@ def test_a_fault_after_the_all_reduce_is_named(runs: dict[str, Path]) -> None:
     assert code == 1 and report["faulty_rank"] == 1
     code, report = _report("drift", runs["after"], "--ref", runs["ref"])
     assert code == 1 and report["faulty_rank"] == 1, report["notes"]
+    # The replicas' own comparison, folded into the drift report, agrees and says when.
+    replicas = report["replicas"]
+    assert replicas["verdict"] == "replica_divergence" and replicas["divergent_rank"] == 1
+    assert replicas["first_divergence_step"] == FIRST_FAULTY
 
 
 @pytest.mark.slow
@@ -78,3 +83,5 @@ def test_a_fault_before_the_all_reduce_names_no_rank(runs: dict[str, Path]) -> N
     code, report = _report("drift", runs["before"], "--ref", runs["ref"])
     assert report["faulty_rank"] is None, report["notes"]
     assert code == 1 and report["flagged"], report["notes"]
+    assert report["notes"][0].startswith("all 3 ranks drift alike")
+    assert report["replicas"]["verdict"] == "identical"  # the replicas agree bit for bit

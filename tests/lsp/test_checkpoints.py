@@ -19,7 +19,12 @@ from processes import children
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow  # each check starts a worker process that imports torch
 
-from denpex.demo.tinyrun import FaultSpec, simulate_probed_run, simulate_run  # noqa: E402
+from denpex.demo.tinyrun import (  # noqa: E402
+    FaultSpec,
+    simulate_probed_run,
+    simulate_replicas,
+    simulate_run,
+)
 from denpex.fingerprints.records import file_name  # noqa: E402
 
 STEPS, EVERY, FAULT_STEP = 120, 10, 50
@@ -270,5 +275,38 @@ async def test_a_folder_holding_a_huge_tree_is_refused_and_the_server_answers(
         assert not _updates(s)  # no worker ran on it
         if sys.platform.startswith("linux"):
             assert not children(s.pid)
+    finally:
+        await stop(s)
+
+
+async def test_a_per_rank_run_names_its_departing_rank(tmp_path: Path) -> None:
+    """``step_N/rank_k.pt`` watched against a per-rank reference: each rank against its
+    counterpart, the replicas against each other, the departing rank named in the editor."""
+    ref, run = tmp_path / "ref", tmp_path / "run"
+    fault = FaultSpec(
+        "replica_update", 35, target="blocks.0.attn.v.weight", index=4, eps=1e-3, rank=2
+    )
+    for root, spec, seed in ((ref, None, 1), (run, fault, 2)):
+        for step, states in simulate_replicas(
+            steps=80, save_every=EVERY, fault=spec, nondeterminism=0.1, noise_seed=seed
+        ):
+            (root / f"step_{step}").mkdir(parents=True)
+            for rank, state in enumerate(states):
+                torch.save(state, root / f"step_{step}" / f"rank_{rank}.pt")
+    settings = {
+        "checkpoints": {"watch": ["run"], "reference": str(ref)},
+        "drift": {"device": "cpu"},
+    }
+    s = await start(tmp_path, settings)
+    try:
+        report = await s.wait_for(lambda: next(iter(_updates(s)), None), TIMEOUT)
+        for update in s.custom["denpex/driftUpdate"]:
+            validate("lsp-drift-update.schema.json", update)
+        assert report["flagged"] and report["faulty_rank"] == 2, report["notes"]
+        assert report["onset_step"] == 40 and report["replicas"]["divergent_rank"] == 2
+        # The diagnostic sits on the departing rank's checkpoint at the onset.
+        onset_uri = (run / "step_40" / "rank_2.pt").resolve().as_uri()
+        diags = await s.diagnostics_for(onset_uri, lambda d: bool(d))
+        assert "faulty rank 2" in diags[0].message
     finally:
         await stop(s)

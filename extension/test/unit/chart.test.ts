@@ -103,7 +103,7 @@ test("the drift page shows verdicts per run and both charts", () => {
 });
 
 const report = (run: string, steps: number[], extra: Partial<DriftReport> = {}): DriftReport => ({
-  schema_version: 2,
+  schema_version: 3,
   mode: "reference",
   run,
   reference: "/ref",

@@ -56,7 +56,7 @@ def reference_report(
 ) -> DriftReport:
     """The verdict on a compared series, as a report."""
     from denpex.drift.one_point import one_point
-    from denpex.drift.per_rank import judge_ranks
+    from denpex.drift.per_rank import judge_ranks, replica_evidence
 
     trained_on, trained_at = gpu if gpu is not None else series.gpu, host or series.host
 
@@ -64,11 +64,12 @@ def reference_report(
         return assess(steps, noise or None, run=run, ref=ref, gpu=trained_on, host=trained_at)
 
     shown, places = series.steps, series.places
+    replicas = replica_evidence(series.replicas, run) if series.replicas else None
     if series.ranks:  # per-rank layouts: the rank that departs (else the lowest) is shown
         verdicts = {
             r: judge(s, series.noise_ranks.get(r, series.noise)) for r, s in series.ranks.items()
         }
-        rank, assessment = judge_ranks(verdicts, series.ranks)
+        rank, assessment = judge_ranks(verdicts, replicas)
         shown = series.ranks[rank]
         places = {s: by[rank] for s, by in series.rank_places.items() if rank in by}
     else:
@@ -87,6 +88,7 @@ def reference_report(
         noise_reference=noise_ref,
         noise_points=[Point(s, series.noise_places.get(s.step)) for s in series.noise or []],
         transient=series.transient,
+        replicas=replicas,
     )
 
 

@@ -5,17 +5,24 @@ and each is compared with the reference's same rank (or its one checkpoint) on i
 every rank has its own series and verdict. Healthy replicas hold the same weights, so their
 series agree bit for bit; a rank whose update goes wrong drifts alone. The report shows the
 series of the rank that departs (else of the lowest rank) and names it.
+
+When the ranks hold the same tensors (names, shapes, dtypes: data-parallel replicas rather than
+shards), the run's own ranks are also compared with each other as `denpex replicas` does
+(``ReplicaEvidence``). That comparison is exact (bitwise, by majority), so it, not the
+distances to the reference, says which rank parted from the other replicas.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from denpex.checkpoints.discover import Checkpoint, Pairs, rank_files
-from denpex.drift.model import StepDiff
-from denpex.drift.verdict import Assessment
+from denpex.checkpoints.layouts import open_checkpoint
+from denpex.drift.model import ReplicaStep
+from denpex.drift.verdict import Assessment, assess_replicas
 from denpex.errors import InputError
 
 
@@ -49,13 +56,75 @@ def split_ranks(pairs: Pairs, warnings: list[str]) -> dict[int | None, Pairs]:
     return out
 
 
+def replica_checkpoints(pairs: Pairs, key: str | None) -> list[Checkpoint]:
+    """The run's per-rank checkpoints of ``pairs`` (ranks filled), when its ranks should be
+    replicas: they hold the same tensors, judged on the first step. Tensor- or
+    pipeline-parallel shards hold different ones and are never compared with each other."""
+    cps = [
+        Checkpoint(run.step, run.path, ranks) for run, _ in pairs if (ranks := rank_files(run.path))
+    ]
+    return cps if cps and _same_tensors(cps[0].ranks, key) else []
+
+
+def _same_tensors(paths: dict[int, Path], key: str | None) -> bool:
+    layouts = []
+    for path in paths.values():
+        try:
+            reader = open_checkpoint(path, key)
+        except InputError:  # unreadable: the replica comparison names it absent
+            continue
+        try:
+            layouts.append({n: (m.shape, m.dtype) for n, m in reader.tensors.items()})
+        finally:
+            reader.close()
+    return len(layouts) >= 2 and all(x == layouts[0] for x in layouts)
+
+
+@dataclass(frozen=True)
+class ReplicaEvidence:
+    """`denpex replicas` on a per-rank run's own ranks: whether they stayed bit-identical at
+    each step, and the first step where one differed from the majority, and which."""
+
+    verdict: str  # identical | replica_divergence | not_comparable, as `denpex replicas`
+    ranks: list[int]
+    steps: list[tuple[int, list[int]]]  # (step, the ranks that differ from the majority)
+    onset_step: int | None
+    rank: int | None  # the rank that differed first (the majority vote's odd one)
+    departing: list[int]  # ranks outside a strict majority at some step
+    notes: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "ranks": self.ranks,
+            "first_divergence_step": self.onset_step,
+            "divergent_rank": self.rank,
+            "steps": [
+                {"step": s, "identical": not off, "disagreeing_ranks": off} for s, off in self.steps
+            ],
+            "notes": self.notes,
+        }
+
+
+def replica_evidence(steps: list[ReplicaStep], run: str) -> ReplicaEvidence:
+    """The replica verdict on ``steps`` (NaN or a missing rank is never identical)."""
+    a = assess_replicas(steps, run=run)
+    ranks = sorted({r for s in steps for r in (*s.ranks, *s.absent)})
+    by_step = [(s.step, [r for r in ranks if s.disagrees(r)]) for s in steps]
+    # With two ranks, or half against half, the odd side cannot be told from the other.
+    departing = sorted({r for _, off in by_step if 2 * len(off) < len(ranks) for r in off})
+    return ReplicaEvidence(
+        a.verdict, ranks, by_step, a.onset_step, a.faulty_rank, departing, list(a.notes)
+    )
+
+
 def judge_ranks(
-    verdicts: dict[int, Assessment], series: dict[int, list[StepDiff]]
+    verdicts: dict[int, Assessment], replicas: ReplicaEvidence | None
 ) -> tuple[int, Assessment]:
     """The rank whose series the report shows, and the verdict with that rank named."""
     ranks = sorted(verdicts)
     flagged = [r for r in ranks if verdicts[r].flagged]
-    apart = _apart(series)
+    apart = [r for r in replicas.departing if r in verdicts] if replicas else []
     each = "per rank: " + ", ".join(f"{r} {_says(verdicts[r])}" for r in ranks)
     # A rank whose weights part from the replicas' is the one that departs, even when the
     # others drift too: its error reaches them through the averaged gradient, but they stay
@@ -70,14 +139,14 @@ def judge_ranks(
             f"rank {rank} departs from the rest: {_says(verdicts[rank])}; ranks {_list(rest)} "
             + ("agree with each other" if rank in apart else "do not drift that way")
         )
-        return rank, _with(verdicts[rank], [note, each], faulty_rank=rank)
+        return rank, _with(verdicts[rank], [note, each, *_replicas_say(replicas)], rank)
     if flagged:
         note = (
             f"all {len(ranks)} ranks drift alike ({_says(verdicts[ranks[0]])}): the cause is "
             "common to the replicas (the shared gradient, the data or the reference), not one rank"
         )
-        return ranks[0], _with(verdicts[ranks[0]], [note, each])
-    notes = [each]
+        return ranks[0], _with(verdicts[ranks[0]], [note, each, *_replicas_say(replicas)])
+    notes = [each, *_replicas_say(replicas)]
     rank = apart[0] if apart else ranks[0]
     if apart:
         notes.insert(
@@ -89,27 +158,17 @@ def judge_ranks(
     return rank, _with(verdicts[rank], notes)
 
 
-def _apart(series: dict[int, list[StepDiff]]) -> list[int]:
-    """Ranks whose distances to the reference differ, at some step, from those of the
-    majority of ranks (replicas that agree bit for bit have equal distances)."""
-    by_step: dict[int, dict[int, tuple[float, ...]]] = {}
-    for rank, steps in series.items():
-        for s in steps:
-            by_step.setdefault(s.step, {})[rank] = tuple(
-                t.diff_sq for t in sorted(s.tensors, key=lambda t: t.name)
-            )
-    out: set[int] = set()
-    for at_step in by_step.values():
-        if len(at_step) < 3:  # two ranks that differ: no majority to depart from
-            continue
-        common, count = Counter(at_step.values()).most_common(1)[0]
-        if count * 2 > len(at_step):
-            out |= {r for r, sig in at_step.items() if sig != common or _has_nan(sig)}
-    return sorted(out)
-
-
-def _has_nan(sig: tuple[float, ...]) -> bool:
-    return any(math.isnan(x) for x in sig)
+def _replicas_say(replicas: ReplicaEvidence | None) -> list[str]:
+    if replicas is None:
+        return []
+    if replicas.verdict == "identical":
+        return [f"replicas: ranks {_list(replicas.ranks)} bit-identical at every compared step"]
+    if replicas.onset_step is None:
+        return [f"replicas: {replicas.notes[0]}"]
+    return [
+        f"replicas: rank {replicas.rank} differs from the majority of ranks from step "
+        f"{replicas.onset_step} (`denpex replicas`)"
+    ]
 
 
 def _onset(a: Assessment) -> float:
@@ -128,4 +187,10 @@ def _with(a: Assessment, notes: list[str], faulty_rank: int | None = None) -> As
     return replace(a, notes=[*notes, *a.notes], faulty_rank=faulty_rank)
 
 
-__all__ = ["judge_ranks", "split_ranks"]
+__all__ = [
+    "ReplicaEvidence",
+    "judge_ranks",
+    "replica_checkpoints",
+    "replica_evidence",
+    "split_ranks",
+]

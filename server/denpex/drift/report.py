@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.drift.per_rank import ReplicaEvidence
 from denpex.drift.verdict import Assessment
 from denpex.finding import Finding
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TOP_K = 5
 
 
@@ -132,6 +133,8 @@ class DriftReport:
     # Warnings that are expected while a run is still being written (a torn last record, a
     # step the other side has not reached yet): a watcher does not repeat them.
     transient: set[str] = field(default_factory=set)
+    # A per-rank run whose ranks are replicas: `denpex replicas` on its own ranks.
+    replicas: ReplicaEvidence | None = None
 
     @property
     def verdict(self) -> str:
@@ -189,6 +192,8 @@ class DriftReport:
             out["tolerance"] = self.tolerance
         if self.noise_points:
             out["noise_points"] = [p.to_json() for p in self.noise_points]
+        if self.replicas is not None:
+            out["replicas"] = self.replicas.to_json()
         return out
 
 

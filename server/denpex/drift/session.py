@@ -29,6 +29,7 @@ from denpex.drift.api import reference_report, replica_report
 from denpex.drift.cache import StepCache
 from denpex.drift.compare import Kernel
 from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.per_rank import replica_checkpoints, split_ranks
 from denpex.drift.report import DriftReport, Place, Point
 from denpex.drift.sources import (
     ByteProgress,
@@ -37,6 +38,7 @@ from denpex.drift.sources import (
     checkpoint_size,
     compare_replica_steps,
     compare_steps,
+    rank_series,
 )
 from denpex.errors import InputError
 from denpex.fingerprints.records import fingerprint_files
@@ -151,9 +153,15 @@ class DriftSession:
         self.stability = stability
         self.progress = progress
         self._bytes = ByteProgress(0, None)
-        self.done: dict[int, StepDiff | ReplicaStep] = {}
-        self.noise: dict[int, StepDiff] = {}
-        self.places: dict[int, Place] = {}  # step -> the run's checkpoint
+        self.done: dict[int, ReplicaStep] = {}  # replica mode: step -> the ranks compared
+        self.places: dict[int, Place] = {}  # replica mode: step -> the run's checkpoint
+        # Reference mode, by rank (None: one checkpoint per step; else ``per_rank.split_ranks``):
+        # step -> the comparison, and the pairs compared (where each point was read from).
+        self.compared: dict[int | None, dict[int, StepDiff]] = {}
+        self.noise: dict[int | None, dict[int, StepDiff]] = {}
+        self.pairs: dict[int | None, Pairs] = {}
+        self.noise_pairs: dict[int | None, Pairs] = {}
+        self.replicas: dict[int, ReplicaStep] = {}  # per-rank replicas against each other
         self._shown: set[int] = set()  # steps already in an update's new_points
         self._files: Signature = ()  # fingerprint files' signature at the last report
         self._alarm: tuple[Any, ...] | None = None
@@ -210,45 +218,73 @@ class DriftSession:
         return report
 
     def _checkpoint_report(self, warnings: list[str]) -> DriftReport | None:
-        new: list[StepDiff] | list[ReplicaStep]
         if self.ref:
-            new = self._reference_steps(warnings)
-        else:
-            cps = [
-                c for c in self.stability.ready(self.run, True, warnings) if c.step not in self.done
-            ]
-            self._start(sum(checkpoint_size(c) for c in cps))
-            new = [
-                r
-                for c in cps
-                for r in self._each(c, warnings, compare_replica_steps, tolerance=self.tolerance)
-            ]
-            self.places.update({c.step: Place(str(c.path)) for c in cps})
+            if not self._reference_steps(warnings):
+                return None
+            return self.report()
+        cps = [c for c in self.stability.ready(self.run, True, warnings) if c.step not in self.done]
+        self._start(sum(checkpoint_size(c) for c in cps))
+        new = [
+            r
+            for c in cps
+            for r in self._each(c, warnings, compare_replica_steps, tolerance=self.tolerance)
+        ]
+        self.places.update({c.step: Place(str(c.path)) for c in cps})
         self._bytes.finish()
         if not new:
             return None
-        for item in new:
-            self.done[item.step] = item
+        self.done.update((item.step, item) for item in new)
         return self.report()
 
-    def _reference_steps(self, warnings: list[str]) -> list[StepDiff]:
+    def _reference_steps(self, warnings: list[str]) -> bool:
+        """Compares the run's new complete checkpoints (each rank's, on per-rank layouts)
+        with the reference's; True when any was."""
         assert self.ref is not None
         refs = {c.step: c for c in self.stability.ready(self.ref, False, [])}
-        cps = [
-            c for c in self.stability.ready(self.run, False, warnings) if c.step not in self.done
-        ]
+        done = {s for by in self.compared.values() for s in by}
+        cps = [c for c in self.stability.ready(self.run, False, warnings) if c.step not in done]
         pairs: Pairs = [(c, refs[c.step]) for c in cps if c.step in refs]
+        todo: Pairs = []
         if self.noise_ref:
             noisy = [c for c in self.stability.ready(self.noise_ref, False, []) if c.step in refs]
-            todo: Pairs = [(c, refs[c.step]) for c in noisy if c.step not in self.noise]
-        else:
-            todo = []
-        self._start(sum(checkpoint_size(a) + checkpoint_size(b) for a, b in pairs + todo))
-        for pair in todo:
-            for diff in self._each(pair, warnings, compare_steps):
-                self.noise[diff.step] = diff
-        self.places.update({c.step: Place(str(c.path)) for c, _ in pairs})
-        return [diff for pair in pairs for diff in self._each(pair, warnings, compare_steps)]
+            known = {s for by in self.noise.values() for s in by}
+            todo = [(c, refs[c.step]) for c in noisy if c.step not in known]
+        try:
+            by_rank, noise_by_rank = split_ranks(pairs, warnings), split_ranks(todo, warnings)
+            if by_rank and self.compared and (None in by_rank) != (None in self.compared):
+                raise InputError(f"{self.run}: some steps hold per-rank checkpoints and some not")
+        except InputError as exc:  # mixed layouts: said, and nothing compared
+            warnings.append(str(exc))
+            return False
+        replicas = replica_checkpoints(pairs, self.key) if None not in by_rank else []
+        every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
+        self._start(
+            sum(checkpoint_size(a) + checkpoint_size(b) for a, b in every)
+            + sum(map(checkpoint_size, replicas))
+        )
+        self._compare(noise_by_rank, self.noise, self.noise_pairs, warnings)
+        found = self._compare(by_rank, self.compared, self.pairs, warnings)
+        for cp in replicas:
+            for item in self._each(cp, warnings, compare_replica_steps, tolerance=0.0):
+                self.replicas[item.step] = item
+        self._bytes.finish()
+        return found
+
+    def _compare(
+        self,
+        by_rank: dict[int | None, Pairs],
+        into: dict[int | None, dict[int, StepDiff]],
+        pairs: dict[int | None, Pairs],
+        warnings: list[str],
+    ) -> bool:
+        found = False
+        for rank, group in by_rank.items():
+            pairs.setdefault(rank, []).extend(group)
+            for pair in group:
+                for diff in self._each(pair, warnings, compare_steps):
+                    into.setdefault(rank, {})[diff.step] = diff
+                    found = True
+        return found
 
     def _start(self, total: int) -> None:
         """Progress of this update's comparisons, in bytes read."""
@@ -280,14 +316,25 @@ class DriftSession:
 
     def report(self) -> DriftReport:
         """The series compared so far, judged."""
-        series = [self.done[s] for s in sorted(self.done)]
         device = self.kernel.device
         if self.ref:
-            steps = [s for s in series if isinstance(s, StepDiff)]
-            noise = [self.noise[s] for s in sorted(self.noise)] or None
-            compared = Series(steps, [], device, places=self.places, noise=noise)
-            return reference_report(self.run, self.ref, compared, noise_ref=self.noise_ref)
-        reps = [s for s in series if isinstance(s, ReplicaStep)]
+
+            def ordered(
+                by: dict[int | None, dict[int, StepDiff]],
+            ) -> dict[int | None, list[StepDiff]]:
+                return {r: [steps[s] for s in sorted(steps)] for r, steps in by.items()}
+
+            series = rank_series(
+                ordered(self.compared),
+                ordered(self.noise),
+                self.pairs,
+                self.noise_pairs,
+                [],
+                device,
+            )
+            series.replicas = [self.replicas[s] for s in sorted(self.replicas)]
+            return reference_report(self.run, self.ref, series, noise_ref=self.noise_ref)
+        reps = [self.done[s] for s in sorted(self.done)]
         return replica_report(self.run, Series(reps, [], device, places=self.places))
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
@@ -51,6 +52,8 @@ class Series(Generic[S]):
     # Per-rank layouts (step_N/rank_R.pt): each rank's own series, judged apart (``per_rank``).
     ranks: dict[int, list[StepDiff]] = field(default_factory=dict)
     noise_ranks: dict[int, list[StepDiff]] = field(default_factory=dict)
+    # Per-rank layouts whose ranks are replicas: the run's ranks against their majority.
+    replicas: list[ReplicaStep] = field(default_factory=list)
     one_point: bool = False  # two single checkpoints: one point, judged by ``one_point``
     noise_places: dict[int, Place] = field(default_factory=dict)
     transient: set[str] = field(default_factory=set)  # warnings normal while a run is written
@@ -123,7 +126,7 @@ class CheckpointSource:
         self.progress = progress
 
     def against(self, ref: str, noise_ref: str | None) -> Series[StepDiff]:
-        from denpex.drift.per_rank import split_ranks
+        from denpex.drift.per_rank import replica_checkpoints, split_ranks
 
         run, warnings = self.run, list[str]()
         run_one, ref_one = single_checkpoint(run), single_checkpoint(ref)
@@ -133,9 +136,12 @@ class CheckpointSource:
             pairs, noise_pairs = _step_pairs(run, ref, noise_ref, warnings)
         by_rank = split_ranks(pairs, warnings)
         noise_by_rank = split_ranks(noise_pairs, warnings) if noise_pairs else {}
+        replicas = replica_checkpoints(pairs, self.key) if None not in by_rank else []
         every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
         counter = ByteProgress(
-            sum(checkpoint_size(a) + checkpoint_size(b) for a, b in every), self.progress
+            sum(checkpoint_size(a) + checkpoint_size(b) for a, b in every)
+            + sum(map(checkpoint_size, replicas)),
+            self.progress,
         )
         kernel = distributed.make_kernel(resolve_device(self.device))
 
@@ -148,6 +154,15 @@ class CheckpointSource:
         try:
             series = {r: found for r, group in by_rank.items() if (found := each(group))}
             noise = {r: each(group) for r, group in noise_by_rank.items()}
+            # Tolerance 0: healthy replicas are identical. A sharded kernel reduces only its
+            # share of the tensors, so the replicas are compared whole on a plain one.
+            replica_steps: list[ReplicaStep] = []
+            if replicas:
+                with _plain(kernel) as plain:
+                    replica_steps = compare_replica_steps(
+                        replicas, kernel=plain, key=self.key, tolerance=0.0, cache=self.cache,
+                        warnings=warnings, on_bytes=counter,
+                    )  # fmt: skip
         finally:
             kernel.close()
         counter.finish()
@@ -155,17 +170,9 @@ class CheckpointSource:
             raise InputError(
                 f"no step of {run} could be compared: {warnings[-1] if warnings else ''}"
             )
-        out = Series([], warnings, kernel.device, noise=noise.get(None) or None)
+        out = rank_series(series, noise, by_rank, noise_by_rank, warnings, kernel.device)
         out.one_point = bool(run_one and ref_one)
-        out.noise_places = _places(noise_by_rank.get(None, []))
-        if None in series:
-            out.steps, out.places = series[None], _places(by_rank[None])
-        else:  # per-rank layouts: each rank against the reference's same rank
-            out.ranks = {r: s for r, s in series.items() if r is not None}
-            out.noise_ranks = {r: s for r, s in noise.items() if r is not None}
-            for r in out.ranks:
-                for step, place in _places(by_rank[r]).items():
-                    out.rank_places.setdefault(step, {})[r] = place
+        out.replicas = replica_steps
         return out
 
     def replicas(self, tolerance: float) -> Series[ReplicaStep]:
@@ -193,6 +200,42 @@ class CheckpointSource:
         return Series(
             series, warnings, kernel.device, places={c.step: Place(str(c.path)) for c in cps}
         )
+
+
+def rank_series(
+    series: dict[int | None, list[StepDiff]],
+    noise: dict[int | None, list[StepDiff]],
+    pairs: dict[int | None, Pairs],
+    noise_pairs: dict[int | None, Pairs],
+    warnings: list[str],
+    device: str,
+) -> Series[StepDiff]:
+    """Compared series keyed by rank (``per_rank.split_ranks``; None: no per-rank layout) as
+    one ``Series``, with where each point was read from."""
+    out = Series([], warnings, device, noise=noise.get(None) or None)
+    out.noise_places = _places(noise_pairs.get(None, []))
+    if None in series:
+        out.steps, out.places = series[None], _places(pairs[None])
+        return out
+    # Per-rank layouts: each rank against the reference's same rank.
+    out.ranks = {r: s for r, s in series.items() if r is not None and s}
+    out.noise_ranks = {r: s for r, s in noise.items() if r is not None}
+    for r in out.ranks:
+        for step, place in _places(pairs[r]).items():
+            out.rank_places.setdefault(step, {})[r] = place
+    return out
+
+
+@contextmanager
+def _plain(kernel: Kernel) -> Iterator[Kernel]:
+    if type(kernel) is Kernel:
+        yield kernel
+        return
+    plain = Kernel(kernel.device)
+    try:
+        yield plain
+    finally:
+        plain.close()
 
 
 def checkpoint_size(cp: Checkpoint) -> int:
@@ -390,5 +433,6 @@ __all__ = [
     "compare_replica_steps",
     "compare_steps",
     "open_source",
+    "rank_series",
     "resolve_device",
 ]

@@ -45,9 +45,9 @@ export interface LspCompareCheckpointsResult {
  */
 export interface DenpexDriftReport {
   /**
-   * 2 since stop 16: optional noise_points, each point's file and line, and the single_point verdict were added; a consumer that validates version 1 with additionalProperties false rejects them
+   * 3 since issue 9: optional replicas (a per-rank run's ranks compared with each other) was added; 2 since stop 16: optional noise_points, each point's file and line, and the single_point verdict were added; a consumer that validates version 1 with additionalProperties false rejects them
    */
-  schema_version: 2;
+  schema_version: 3;
   /**
    * reference: RUN against REF; replicas: each data-parallel rank against the majority
    */
@@ -78,6 +78,39 @@ export interface DenpexDriftReport {
    */
   noise_points?: Point[];
   /**
+   * reference mode on a per-rank layout whose ranks hold the same tensors (data-parallel replicas): the run's ranks compared with each other at each step as `denpex replicas` does (bitwise, by majority; NaN or a missing rank is never identical); absent otherwise
+   */
+  replicas?: {
+    /**
+     * `denpex replicas`' verdict on the run's ranks
+     */
+    verdict: "identical" | "replica_divergence" | "not_comparable";
+    ranks: number[];
+    /**
+     * the first step where a rank differs from the majority; null when none does
+     */
+    first_divergence_step: number | null;
+    /**
+     * the rank that differs first (then most often)
+     */
+    divergent_rank: number | null;
+    /**
+     * ascending
+     */
+    steps: {
+      step: number;
+      /**
+       * every rank bit-identical to the others at this step
+       */
+      identical: boolean;
+      disagreeing_ranks: number[];
+    }[];
+    /**
+     * `denpex replicas`' notes
+     */
+    notes: string[];
+  };
+  /**
    * see docs/drift-statistics.md; step_change, not_comparable and single_point were added within version 1 (additive): not_comparable means no tensor could be compared (exit code 2); single_point means two single checkpoints (files or model folders) differ, and one point cannot show a trend, so it is neither cleared nor flagged (exit code 0)
    */
   verdict:
@@ -98,7 +131,7 @@ export interface DenpexDriftReport {
    */
   onset_step: number | null;
   /**
-   * replica mode: the rank that disagrees with the majority
+   * replica mode: the rank that disagrees with the majority; reference mode on a per-rank layout: the rank whose drift departs from the rest
    */
   faulty_rank: number | null;
   /**

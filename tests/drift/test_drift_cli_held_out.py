@@ -1,0 +1,86 @@
+"""A held-out architecture end to end through the CLI (issue 9): a small real ViT, trained on
+the CPU by bench/trainings (rotation 2 holds `vit` out of threshold tuning), saved in its
+DeepSpeed layout, judged by `denpex drift --json` as a real subprocess. A healthy rerun that
+differs from the reference only in how the gradient is accumulated is not flagged, with or
+without a noise reference; a permanent compute fault and a bit flip are, from their onset."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from denpex_cli import ROOT, denpex, validate_drift_report
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+from trainings.corpus import HELD_OUT
+from trainings.faults import Fault
+from trainings.models import ARCHS
+from trainings.train import Nondeterminism, Recipe, RunSpec, train
+
+ARCH = "vit"
+# Few steps and a short warm-up keep the five trainings within seconds on a CPU.
+ONSET, STEPS, EVERY = 10, 24, 3
+FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
+BASE = RunSpec(ARCH, Recipe(bf16=True, warmup=3), "deepspeed", steps=STEPS, every=EVERY)
+MLP = ARCHS[ARCH].sites["mlp"]
+SPECS = {
+    "ref": BASE,
+    "healthy": replace(BASE, nd=Nondeterminism(accum=4, order_seed=1)),
+    "noise": replace(BASE, nd=Nondeterminism(accum=8, order_seed=3)),
+    "compute": replace(BASE, fault=Fault("compute", MLP, ONSET, eps=1e-2)),
+    "flip": replace(BASE, fault=Fault("flip", f"{MLP}.weight", ONSET, bit=29)),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    assert ARCH in HELD_OUT  # the point of this test: a model the thresholds never saw
+    base = tmp_path_factory.mktemp("held_out")
+    for name, spec in SPECS.items():
+        train(spec, base / name)
+    return {name: base / name for name in SPECS}
+
+
+def _drift(runs: dict[str, Path], run: str, *noise: str) -> tuple[int, dict]:
+    extra = ["--noise-ref", runs[noise[0]]] if noise else []
+    done = denpex("drift", runs[run], "--ref", runs["ref"], *extra, "--json", "--device", "cpu")
+    assert done.returncode in (0, 1), done.stderr
+    report = json.loads(done.stdout)
+    validate_drift_report(report)
+    return done.returncode, report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("noise", [(), ("noise",)], ids=["alone", "noise-ref"])
+def test_a_healthy_rerun_of_a_held_out_model_is_not_flagged(
+    runs: dict[str, Path], noise: tuple[str, ...]
+) -> None:
+    code, report = _drift(runs, "healthy", *noise)
+    assert code == 0 and not report["flagged"], report["notes"]
+    assert report["verdict"] == "within_noise"
+    assert [p["step"] for p in report["points"]] == list(range(EVERY, STEPS + 1, EVERY))
+    assert all(p["l2"] > 0 for p in report["points"])  # the rerun really differs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("noise", [(), ("noise",)], ids=["alone", "noise-ref"])
+def test_a_permanent_compute_fault_is_flagged_from_its_onset(
+    runs: dict[str, Path], noise: tuple[str, ...]
+) -> None:
+    code, report = _drift(runs, "compute", *noise)
+    assert code == 1 and report["verdict"] == "gradual_drift", report["notes"]
+    assert report["onset_step"] == FIRST_FAULTY
+    assert report["finding"]["id"] == "sdc-gradual-parameter-drift"
+
+
+@pytest.mark.slow
+def test_a_bit_flip_is_a_sudden_jump_in_the_flipped_tensor(runs: dict[str, Path]) -> None:
+    code, report = _drift(runs, "flip", "noise")
+    assert code == 1 and report["verdict"] == "sudden_jump", report["notes"]
+    assert report["onset_step"] == FIRST_FAULTY
+    assert report["notes"][0].startswith(f"{MLP}.weight: one element moved")
