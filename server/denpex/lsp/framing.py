@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 2**20  # larger than any log document the server accepts (maxSizeMB is UTF-8)
 MAX_HEADER = 4096  # a header block longer than this is not one
+BODY_READ = 16 * 2**20  # the most one read of a body asks for (and allocates up front)
 HEADER = b"Content-Length:"
 
 PARSE_ERROR = -32700
@@ -51,8 +52,13 @@ class Refusal:
 class FrameReader:
     """Frames from a byte stream, resynchronising on the next header after a bad one."""
 
-    def __init__(self, read: Callable[[], Awaitable[bytes]]) -> None:
+    def __init__(
+        self,
+        read: Callable[[], Awaitable[bytes]],
+        read_exactly: Callable[[int], Awaitable[bytes]],
+    ) -> None:
         self._read = read  # the next chunk of the stream; b"" at its end
+        self._read_exactly = read_exactly  # n bytes, fewer only at the end of the stream
         self._buf = bytearray()
 
     async def _fill(self) -> bool:
@@ -89,9 +95,13 @@ class FrameReader:
                 return Refusal(
                     INVALID_REQUEST, f"message of {length} bytes refused (limit {MAX_BODY})"
                 )
-            while len(self._buf) < length:
-                if not await self._fill():
-                    return None
+            if len(self._buf) < length:
+                # The rest of the body in one read, as pygls reads it: a 10 MB document is
+                # not 160 round trips through the event loop and a growing buffer.
+                head = bytes(self._buf)
+                self._buf.clear()
+                body = head + await self._read_exactly(length - len(head))
+                return body if len(body) == length else None
             body = bytes(self._buf[:length])
             del self._buf[:length]
             return body
@@ -184,11 +194,20 @@ def serve_stdio(
     read_chunk = getattr(stdin, "read1", stdin.read)
     protocol.set_writer(StdoutWriter(stdout))
 
+    def read_exactly(n: int) -> bytes:
+        parts = []
+        while n > 0 and (part := stdin.read(min(n, BODY_READ))):
+            parts.append(part)
+            n -= len(part)
+        return b"".join(parts)
+
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        await serve(
-            FrameReader(lambda: loop.run_in_executor(threads, read_chunk, 1 << 16)), protocol, stop
+        reader = FrameReader(
+            lambda: loop.run_in_executor(threads, read_chunk, 1 << 16),
+            lambda n: loop.run_in_executor(threads, read_exactly, n),
         )
+        await serve(reader, protocol, stop)
 
     try:
         asyncio.run(main())
