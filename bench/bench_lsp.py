@@ -190,10 +190,12 @@ def did_open(uri: str, text: str) -> bytes:
 
 async def floor_open(noop: Client, uri: str, text: str) -> float:
     """didOpen to the no-op server, then a request: its answer comes once pygls has read
-    and stored the document (messages are handled in order)."""
+    and stored the document (messages are handled in order). The message is encoded before
+    the clock starts, as it is for denpex: the floor is the server's cost, not the client's."""
     assert noop.proc.stdin is not None
+    message = did_open(uri, text)
     t0 = time.perf_counter()
-    noop.proc.stdin.write(did_open(uri, text))
+    noop.proc.stdin.write(message)
     # Any answer will do (here "method not found").
     await noop.request(
         "textDocument/hover",
