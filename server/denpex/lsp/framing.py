@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 2**20  # larger than any log document the server accepts (maxSizeMB is UTF-8)
 MAX_HEADER = 4096  # a header block longer than this is not one
-BODY_READ = 16 * 2**20  # the most one read of a body asks for (and allocates up front)
+BODY_READ = 2**20  # the most one read of a body asks for: memory follows what arrives
 HEADER = b"Content-Length:"
 
 PARSE_ERROR = -32700
@@ -55,10 +55,10 @@ class FrameReader:
     def __init__(
         self,
         read: Callable[[], Awaitable[bytes]],
-        read_exactly: Callable[[int], Awaitable[bytes]],
+        read_up_to: Callable[[int], Awaitable[bytes]],
     ) -> None:
         self._read = read  # the next chunk of the stream; b"" at its end
-        self._read_exactly = read_exactly  # n bytes, fewer only at the end of the stream
+        self._read_up_to = read_up_to  # at most n bytes (a pipe: all n but at its end)
         self._buf = bytearray()
 
     async def _fill(self) -> bool:
@@ -66,7 +66,7 @@ class FrameReader:
         self._buf += chunk
         return bool(chunk)
 
-    async def next(self) -> bytes | Refusal | None:
+    async def next(self) -> bytearray | Refusal | None:
         """The next body, a refusal to answer, or None at the end of the stream."""
         while True:
             start = self._buf.find(HEADER)
@@ -95,18 +95,22 @@ class FrameReader:
                 return Refusal(
                     INVALID_REQUEST, f"message of {length} bytes refused (limit {MAX_BODY})"
                 )
-            if len(self._buf) < length:
-                # The rest of the body in one read, as pygls reads it: a 10 MB document is
-                # not 160 round trips through the event loop and a growing buffer.
-                head = bytes(self._buf)
-                self._buf.clear()
-                body = head + await self._read_exactly(length - len(head))
-                return body if len(body) == length else None
-            body = bytes(self._buf[:length])
+            # The rest of the body in reads of up to 1 MiB that stop at its end, not in
+            # 64 KiB chunks: a 10 MB document is 10 round trips through the event loop,
+            # not 160, and the buffer then holds the body alone, handed over uncopied.
+            while (missing := length - len(self._buf)) > 0:
+                chunk = await self._read_up_to(min(missing, BODY_READ))
+                if not chunk:
+                    return None
+                self._buf += chunk
+            if len(self._buf) == length:
+                body, self._buf = self._buf, bytearray()
+                return body
+            body = self._buf[:length]
             del self._buf[:length]
             return body
 
-    def resync_within(self, body: bytes) -> None:
+    def resync_within(self, body: bytearray) -> None:
         """A body that failed to parse may have swallowed the start of the next frame
         (its length was too long): read again from the first header inside it."""
         at = body.find(HEADER)
@@ -135,7 +139,7 @@ def _shape_problem(data: Any) -> Refusal | None:
     return Refusal(INVALID_REQUEST, "neither a request, a notification nor a response", msg_id)
 
 
-def decode(body: bytes, protocol: JsonRPCProtocol) -> Any:
+def decode(body: bytes | bytearray, protocol: JsonRPCProtocol) -> Any:
     """The structured message, a Refusal, or None (a notification to drop)."""
     try:
         data = json.loads(body)
@@ -194,18 +198,11 @@ def serve_stdio(
     read_chunk = getattr(stdin, "read1", stdin.read)
     protocol.set_writer(StdoutWriter(stdout))
 
-    def read_exactly(n: int) -> bytes:
-        parts = []
-        while n > 0 and (part := stdin.read(min(n, BODY_READ))):
-            parts.append(part)
-            n -= len(part)
-        return b"".join(parts)
-
     async def main() -> None:
         loop = asyncio.get_running_loop()
         reader = FrameReader(
             lambda: loop.run_in_executor(threads, read_chunk, 1 << 16),
-            lambda n: loop.run_in_executor(threads, read_exactly, n),
+            lambda n: loop.run_in_executor(threads, stdin.read, n),
         )
         await serve(reader, protocol, stop)
 
