@@ -158,6 +158,53 @@ def test_initialize_after_garbage_is_answered(tmp_path: Path) -> None:
         server.close()
 
 
+def test_a_large_body_arriving_in_pieces_is_read_whole(tmp_path: Path) -> None:
+    """A document of several MiB is read in large reads that stop at its end: sent in
+    uneven pieces, with the next message in the same write, both are served, and the
+    failure on the document's last line is placed there."""
+    server = RawServer(tmp_path)
+    try:
+        server.send_message(_initialize(1))
+        _answered(server, 1)
+        server.send_message({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        healthy = "".join(
+            f"[rank{s % 8}]: step {s:7d} | loss 2.31 | tokens/s 18322\n" for s in range(70000)
+        )
+        oom = "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        text = healthy + oom
+        assert len(text) > 3 * 2**20
+        uri = (tmp_path / "big.log").as_uri()
+        item = {"uri": uri, "languageId": "log", "version": 1, "text": text}
+        body = json.dumps(
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": item}}
+        ).encode()
+        status = json.dumps(
+            {"jsonrpc": "2.0", "id": 2, "method": "denpex/getStatus", "params": {}}
+        ).encode()
+        stream = b"Content-Length: %d\r\n\r\n" % len(body) + body
+        stream += b"Content-Length: %d\r\n\r\n" % len(status) + status
+        for at in range(0, len(stream), 700_001):
+            server.send(stream[at : at + 700_001])
+            time.sleep(0.01)
+        assert server.response(lambda m: m.get("id") == 2)["result"]["documents"] == 1
+        deadline = time.monotonic() + 20
+        while True:
+            with server._cond:
+                published = [
+                    m["params"]
+                    for m in server.messages
+                    if m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"]["uri"] == uri
+                ]
+            if published or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        errors = [d for d in published[0]["diagnostics"] if d["severity"] == 1]
+        assert [d["range"]["start"]["line"] for d in errors] == [healthy.count("\n")]
+    finally:
+        server.close()
+
+
 PAYLOAD = "![x](https://evil.example/x.png)<img/src=https://evil.example/y.png>"
 
 

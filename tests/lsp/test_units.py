@@ -7,9 +7,10 @@ import random
 from pathlib import Path
 
 from lsprotocol import types
+from pytest import MonkeyPatch
 
 from denpex.diagnosis.lines import visible_segments
-from denpex.lsp import positions
+from denpex.lsp import documents, positions
 from denpex.lsp.documents import LogDocument
 from denpex.lsp.settings import parse
 from denpex.lsp.terminals import EscapeStripper
@@ -93,6 +94,37 @@ def test_document_edits_keep_line_bookkeeping_exact() -> None:
         text = text[:start] + insert + text[end:]
         assert doc.text == text
         assert (doc.last_line(), doc._last_start) == _expected(text)
+
+
+def test_the_first_scan_counts_the_line_breaks_it_feeds(monkeypatch: MonkeyPatch) -> None:
+    """A document's breaks are not counted at open: its first scan counts them as it feeds
+    the lines, whatever the breaks and wherever the blocks are cut."""
+    monkeypatch.setattr(documents, "BLOCK", 7)  # many blocks, cut next to "\r" and "\r\n"
+    rng = random.Random(11)
+    pieces = ["a", "é", "😀", "\n", "\r\n", "\r", "[rank3]: x", " " * 9]
+    texts = ["", "x", "\r", "\n", "a\r\n", "a\rb", "a\n\r", "\r\r\n\n"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(300)]
+    for text in texts:
+        doc = LogDocument("file:///t.log", "/t.log", text, 1, "utf-16")
+        assert doc.scan().last_line == positions.count_breaks(text), repr(text)
+        assert doc.last_line() == positions.count_breaks(text), repr(text)
+        # Edited before its first scan: the edit counts them, and the scan keeps that count.
+        doc = LogDocument("file:///t.log", "/t.log", text, 1, "utf-16")
+        end = _position(text, len(text))
+        doc.apply(
+            types.TextDocumentContentChangePartial(range=types.Range(end, end), text="y\n"), 2
+        )
+        assert doc.scan().last_line == doc.last_line() == positions.count_breaks(text + "y\n")
+
+
+def test_last_break_end_finds_the_last_break_of_any_kind() -> None:
+    for text in ("", "ab", "a\nb", "a\rb", "a\r\nb", "a\n\rb", "a\r\nb\r", "\r\n", "a\rb\nc"):
+        want = max((i + 1 for i, ch in enumerate(text) if ch in "\r\n"), default=-1)
+        assert positions.last_break_end(text) == want, repr(text)
+        for start in range(len(text) + 1):
+            for end in range(start, len(text) + 1):
+                inside = [i + 1 for i in range(start, end) if text[i] in "\r\n"]
+                assert positions.last_break_end(text, start, end) == max(inside, default=-1)
 
 
 def test_settings_shapes_and_problems(tmp_path: Path) -> None:

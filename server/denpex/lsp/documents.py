@@ -45,7 +45,10 @@ class LogDocument:
         self.encoding = encoding
         self.version = version
         self._text = PieceTable(text)
-        self._breaks = positions.count_breaks(text)
+        # The number of line breaks; None until the first scan counts them as it feeds the
+        # lines (a pass over the text saved at open), or an edit needs them first. None
+        # therefore also means: the text is still the one the document was opened with.
+        self._breaks: int | None = None
         self._last_start = max(positions.last_break_end(text), 0)
         self._lock = threading.Lock()
         self._min_edit = 0
@@ -60,6 +63,13 @@ class LogDocument:
 
     def last_line(self) -> int:
         """0-based index of the last line (the number of line breaks)."""
+        with self._lock:
+            return self._break_count()
+
+    def _break_count(self) -> int:
+        """The number of line breaks (the lock held)."""
+        if self._breaks is None:
+            self._breaks = positions.count_breaks(self._text.whole())
         return self._breaks
 
     @property
@@ -69,8 +79,9 @@ class LogDocument:
             return self._text.whole()
 
     def _offset(self, pos: types.Position) -> int:
-        if pos.line >= self._breaks:
-            if pos.line > self._breaks:
+        breaks = self._break_count()
+        if pos.line >= breaks:
+            if pos.line > breaks:
                 return self._text.length
             start = self._last_start
             line = self._text.tail(start)  # the last line: no break after it
@@ -99,7 +110,7 @@ class LogDocument:
         self._last_start = max(positions.last_break_end(new), 0)
 
     def _edit(self, start: int, end: int, inserted: str) -> None:
-        ls = self._last_start
+        ls, breaks = self._last_start, self._break_count()
         before = self._text.char_at(ls - 1) if ls > 0 else ""
         self._text.replace(start, end, inserted)
         self._min_edit = min(self._min_edit, start)
@@ -108,7 +119,7 @@ class LogDocument:
             # after a "\r" joins it into one "\r\n" break instead of adding one.
             tail = self._text.tail(ls)
             joined = before == "\r" and tail.startswith("\n")
-            self._breaks += positions.count_breaks(tail) - joined
+            self._breaks = breaks + positions.count_breaks(tail) - joined
             end_in_tail = positions.last_break_end(tail)
             if end_in_tail > 0:
                 self._last_start = ls + end_in_tail
@@ -123,8 +134,10 @@ class LogDocument:
         with self._lock:
             version, min_edit = self.version, self._min_edit
             self._min_edit = sys.maxsize
-            last_line, last_start = self._breaks, self._last_start
+            last_start = self._last_start
             full = self._scanner is None or self._partial_fed or min_edit < self._fed_offset
+            # A full scan of the text as opened counts its breaks below, as it feeds them.
+            last_line = self._breaks if full else self._break_count()
             base = 0 if full else self._fed_offset
             # Only what the scanner has not read is copied out: O(growth) for a growing log.
             window = self._text.whole() if full else self._text.tail(base)
@@ -158,6 +171,12 @@ class LogDocument:
         if tail:
             scanner.feed_lines(self.source, [tail], first_line=self._fed_lines + 1)
             self._fed_offset = base + len(window)
+        if last_line is None:
+            # The breaks of the whole text: the lines fed, and a trailing "\r" held back.
+            last_line = self._fed_lines + window.endswith("\r")
+            with self._lock:
+                if self._breaks is None:  # else an edit came meanwhile and counted them
+                    self._breaks = last_line
         self.findings = scanner.findings()
         return Scan(
             version=version,
@@ -170,7 +189,8 @@ class LogDocument:
 
     def line_range_text(self, first: int, last: int) -> tuple[str, int]:
         """Text of 0-based lines first..last (inclusive) and the index of the first one."""
-        text = self.text
+        with self._lock:
+            text, breaks = self._text.whole(), self._break_count()
         start = positions.line_start(text, first)
-        end = positions.line_start(text, last + 1) if last + 1 <= self._breaks else len(text)
+        end = positions.line_start(text, last + 1) if last + 1 <= breaks else len(text)
         return text[start:end], first

@@ -17,7 +17,10 @@ def count_breaks(text: str) -> int:
 def last_break_end(text: str, start: int = 0, end: int | None = None) -> int:
     """Offset just after the last line break in text[start:end], or -1 when there is none."""
     end = len(text) if end is None else end
-    i = max(text.rfind("\n", start, end), text.rfind("\r", start, end))
+    i = text.rfind("\n", start, end)
+    # "\r" only after the last "\n": most logs have none, and searching a whole document
+    # for one costs a pass over it.
+    i = max(i, text.rfind("\r", i + 1 if i >= 0 else start, end))
     return -1 if i < 0 else i + 1
 
 
