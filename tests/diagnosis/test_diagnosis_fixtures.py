@@ -47,6 +47,9 @@ CASES = [
     ),
     (["save_no_space.log"], "checkpoint-save-error", 0, [1], None, None),
     (["segfault_rank5.log"], "process-killed-signal", 5, None, "hpc-9", 5),
+    # A real 4-process gloo job under torchrun (tests/fr_job.py's "died"): rank 3 raised, then
+    # gloo aborted it at interpreter exit (-6 in the Root Cause table); the abort is its exit.
+    (["raised_then_gloo_abort.log"], "rank-exception", 3, [0, 1, 2], "localhost", None),
 ]
 
 

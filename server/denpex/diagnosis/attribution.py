@@ -29,6 +29,10 @@ INCIDENT_LINES = 200
 CASCADE_SECONDS = 3600.0
 # Entries whose reports mean "the collectives hung": a SIGABRT after them is the watchdog's.
 _HANG_ENTRIES = frozenset({"nccl-timeout"})
+# Entries that report how a process ended, not why: one that comes after the root's own
+# failure on the same rank is that failure's exit (a rank that raised, then aborted in gloo's
+# teardown), so it never takes the incident's name from it.
+_EXIT_ENTRIES = frozenset({"process-killed-signal"})
 
 
 def build_findings(
@@ -58,7 +62,7 @@ def build_findings(
     incident_rank = root_rank if root_rank is not None else root_hit.rank
     root = max(
         (e for e in initiating if _same_incident(e, root_hit, incident_rank)),
-        key=lambda e: e.weight,
+        key=lambda e: (not _exit_after(e, root_hit), e.weight),
     )
     summary: launchers.Attribution | None = None
     if root_rank is None and not suspects:
@@ -204,6 +208,12 @@ def _launcher_call(
         hosts=len(hosts),
         closing_pids=frozenset(topo.closing_pids),
     )
+
+
+def _exit_after(entry: Entry, root_hit: Hit) -> bool:
+    """An exit report that starts after the root hit (see _EXIT_ENTRIES)."""
+    first = entry.first_initiating
+    return entry.id in _EXIT_ENTRIES and first is not None and first.seq > root_hit.seq
 
 
 def _near_enough_for_hardware_root(fault: Hit, first: Hit) -> bool:
