@@ -77,14 +77,15 @@ def tracks(series: Sequence[StepDiff]) -> Tracks:
 
 
 def axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
-    """(axis, size, top index, top share) for the axes that can show localisation."""
+    """(axis, groups, top index, top share) for the axes that can show localisation; the
+    uniform share is 1/groups (the axis's length unless fingerprints folded it)."""
     out = []
-    for axis, n, idx, share in (
-        ("row", t.rows, t.top_row, t.top_row_share),
-        ("col", t.cols, t.top_col, t.top_col_share),
+    for axis, n, groups, idx, share in (
+        ("row", t.rows, t.row_groups, t.top_row, t.top_row_share),
+        ("col", t.cols, t.col_groups, t.top_col, t.top_col_share),
     ):
         if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
-            out.append((axis, n, idx, share))
+            out.append((axis, groups or n, idx, share))
     return out
 
 
@@ -360,20 +361,68 @@ def bit_exact_departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure
             return None  # a step with nothing compared is not evidence of equality
     if not first:  # differs from the first checkpoint, or never
         return None
-    at = [(name, t) for name, tr in tracks.items() if (t := tr[first]) is not None and t.differs]
-    # Name the tensor where the difference is most concentrated: a faulty channel shows in
-    # its own weights first, while propagation has spread it thin elsewhere.
-    name, top = max(
-        at,
-        key=lambda nt: (max((n * sh for _, n, _, sh in axes(nt[1])), default=0.0), nt[1].rel_l2),
-    )
+    detail: dict[str, Any] = {"identical_until": series[first - 1].step}
+    channel = held_channel(tracks, first)
+    if channel is not None:
+        name = channel.pop("tensor")
+        detail["channel"] = channel
+    else:
+        at = [(n, t) for n, tr in tracks.items() if (t := tr[first]) is not None and t.differs]
+        # The tensor where the difference is most concentrated: a faulty channel shows in
+        # its own weights first, while propagation has spread it thin elsewhere.
+        name, _ = max(
+            at,
+            key=lambda nt: (
+                max((n * sh for _, n, _, sh in axes(nt[1])), default=0.0),
+                nt[1].rel_l2,
+            ),
+        )
+    detail["rel_l2"] = max((t.rel_l2 for t in tracks[name][first:] if t is not None), default=0.0)
     return Departure(
         tensor=name,
         lever="bit_exact_departure",
         onset=series[first].step,
         excess=[s.l2 if i >= first else 0.0 for i, s in enumerate(series)],
-        detail={"identical_until": series[first - 1].step, "rel_l2": top.rel_l2},
+        detail=detail,
     )
+
+
+def held_channel(tracks: Tracks, first: int) -> dict[str, Any] | None:
+    """The row or column that holds its place from checkpoint ``first`` on: the faulty
+    channel of a run that departs from a bit-exact reference. A fault is fed at the same
+    channel every step, while propagation and round-off concentrate by chance and wander; so
+    per (tensor, axis, index), its shares at the checkpoints where it is the top one are
+    summed, and the largest sum names the channel (top at two checkpoints at least)."""
+    held: dict[tuple[str, str, int], list[float]] = {}
+    checkpoints = 0
+    for name, track in tracks.items():
+        after = track[first:]
+        checkpoints = max(checkpoints, len(after))
+        for t in after:
+            if t is None or not t.differs:
+                continue
+            for axis, _, index, share in axes(t):
+                if math.isfinite(share) and share > 0:
+                    held.setdefault((name, axis, index), []).append(share)
+    (name, axis, index), shares = max(
+        held.items(), key=lambda kv: (len(kv[1]) >= 2, math.fsum(kv[1])), default=(("", "", 0), [])
+    )
+    if len(shares) < 2:
+        return None
+    also = sorted(
+        f"{n} {a} {i}"
+        for (n, a, i), sh in held.items()
+        if i == index and n != name and len(sh) >= 2
+    )
+    return {
+        "tensor": name,
+        "axis": axis,
+        "index": index,
+        "share": round(math.fsum(shares) / len(shares), 4),
+        "held": len(shares),
+        "checkpoints": checkpoints,
+        "also": also[:3],
+    }
 
 
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:

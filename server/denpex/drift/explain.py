@@ -88,10 +88,18 @@ def describe(lv: Departure) -> str:
             text += f", and {d['also']} holds {d['also_share']:.0%}: the same channel"
         return text
     if lv.lever == "bit_exact_departure":
-        return (
+        text = (
             f"the run was bit-identical to the reference up to step {d['identical_until']} and "
             f"then departs (this tensor by {d['rel_l2']:.2g} of its norm)"
         )
+        if "channel" in d:
+            c = d["channel"]
+            text += (
+                f"; its {c['axis']} {c['index']} is the top one at {c['held']} of the "
+                f"{c['checkpoints']} checkpoints since, holding {c['share']:.0%} of its difference"
+                + (f" (the same index in {', '.join(c['also'])})" if c["also"] else "")
+            )
+        return text
     if lv.lever == "noise_envelope":
         return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"
     return f"its distance relative to the other tensors grew {d['growth_over_early_ratio']:.1f}x"

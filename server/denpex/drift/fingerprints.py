@@ -13,9 +13,12 @@ What a fingerprint gives, per tensor:
   the per-tensor estimates are scaled to add up to it, so the step's distance is as tight as
   the global sketch. Where the global difference sits too close to its own float32 rounding
   floor (a distance tiny against the whole model), the per-tensor sketches are used alone.
-  max |Δ| is then a lower bound (|max|a| - max|b||), the count of differing elements is
-  unknown (reported as 1: at least one), and where the difference sits inside the tensor
-  (row/column shares) is unknown (0). Each such TensorDiff says so in its note.
+  max |Δ| is then a lower bound (|max|a| - max|b||) and the count of differing elements is
+  unknown (reported as 1: at least one). Each such TensorDiff says so in its note.
+- where the difference sits inside a matrix: exact row/column shares for small tensors;
+  for sketched ones (records of format 2), the shares of the top fold bucket of each axis,
+  over ``row_groups``/``col_groups`` groups, and the one index both folds point at
+  (``_axis_share``). Format 1 records carry no axis sketches: shares 0 (unknown).
 
 Run and reference are compared rank by rank at the lowest rank present in both (data
 parallel replicas hold the same parameters; ``denpex replicas`` checks that they do).
@@ -36,6 +39,9 @@ from denpex.drift.report import Place
 from denpex.drift.sources import Series
 from denpex.errors import InputError
 from denpex.fingerprints.records import (
+    AXIS_FOLDS,
+    AXIS_SIZE,
+    AXIS_SUB,
     Record,
     TensorPrint,
     is_fingerprint_dir,
@@ -89,6 +95,10 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
         base.diff_sq = float(np.dot(d, d))
         base.max_abs = float(np.max(np.abs(d))) if d.size else 0.0
         base.mismatched = int(np.count_nonzero(d)) or 1  # hashes differ: at least one
+        if d.size == rows * cols and base.diff_sq > 0:
+            sq = (d * d).reshape(rows, cols)
+            base.top_row, base.top_row_share = _top(sq.sum(axis=1))
+            base.top_col, base.top_col_share = _top(sq.sum(axis=0))
         return base
     if a.local.size != b.local.size:
         base.status = "unreadable"
@@ -98,7 +108,40 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
     base.max_abs = abs(a.max_abs - b.max_abs)
     base.mismatched = 1
     base.note = SKETCH_NOTE
+    if a.axes is not None and b.axes is not None:
+        ax = a.axes - b.axes
+        base.top_row, base.top_row_share, base.row_groups = _axis_share(ax[:AXIS_SIZE], rows)
+        base.top_col, base.top_col_share, base.col_groups = _axis_share(ax[AXIS_SIZE:], cols)
     return base
+
+
+def _top(energy: np.ndarray) -> tuple[int, float]:
+    """The index holding most of ``energy`` and its share of the whole."""
+    top = int(np.argmax(energy))
+    total = float(energy.sum())
+    return top, float(energy[top] / total) if total > 0 else 0.0
+
+
+def _axis_share(d: np.ndarray, n: int) -> tuple[int, float, int]:
+    """(index, share, groups) of one axis of ``n`` rows or columns from its axis-sketch
+    difference (``sketch.py``). Each fold estimates its buckets' energies; the share is the
+    smaller of the folds' top shares (both must agree that one group stands out) over as
+    many groups as the coarser fold has, and the index is the one below ``n`` that both top
+    buckets hold (the smallest such when ``n`` exceeds the folds' product; none: share 0)."""
+    tops, shares, offset = [], [], 0
+    for k in AXIS_FOLDS:
+        energy = (d[offset : offset + k * AXIS_SUB].reshape(k, AXIS_SUB) ** 2).sum(axis=1)
+        top, share = _top(energy)
+        tops.append(top)
+        shares.append(share)
+        offset += k * AXIS_SUB
+    groups = min(n, *AXIS_FOLDS)
+    candidates = np.arange(min(n, math.prod(AXIS_FOLDS)))
+    for k, top in zip(AXIS_FOLDS, tops, strict=True):
+        candidates = candidates[candidates % k == top]
+    if not candidates.size or not all(math.isfinite(sh) for sh in shares):
+        return 0, 0.0, groups
+    return int(candidates[0]), min(shares), groups
 
 
 def _rescale(diffs: list[TensorDiff], run: Record, ref: Record) -> str | None:

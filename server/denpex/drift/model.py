@@ -42,6 +42,10 @@ class TensorDiff:
     top_row_share: float = 0.0
     top_col: int = 0
     top_col_share: float = 0.0
+    # Groups the shares were measured over: 0 when every row (column) is apart; fingerprints
+    # fold a long axis into fewer groups, so a uniform share there is 1/groups, not 1/rows.
+    row_groups: int = 0
+    col_groups: int = 0
     compared_dtype: str = "float32"  # the lower of the two precisions
     status: TensorStatus = "ok"
     note: str = ""

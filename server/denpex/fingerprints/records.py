@@ -26,7 +26,15 @@ import numpy as np
 
 from denpex.errors import InputError
 
-FORMAT = "denpex-fingerprint/1"
+# Version 2 added the axis sketches ("ax"); version 1 records are still read (without them).
+FORMAT = "denpex-fingerprint/2"
+FORMATS = ("denpex-fingerprint/1", FORMAT)
+# Axis sketches of a matrix (dim 0 = rows, the other dims flattened = columns): per axis, its
+# index folded modulo each of AXIS_FOLDS (coprime, so the two folds name one index below
+# their product), each fold's buckets split into AXIS_SUB signed sub-buckets (see sketch.py).
+AXIS_FOLDS = (32, 31)
+AXIS_SUB = 4
+AXIS_SIZE = sum(AXIS_FOLDS) * AXIS_SUB  # values per axis; rows then columns in a record
 FILE_GLOB = "fingerprints-rank*.jsonl"
 # "step" is written first so a file can be indexed without parsing every line in full.
 # At most 18 digits: a longer number is no step (and past 4,300 digits int() refuses it).
@@ -114,6 +122,8 @@ class TensorPrint:
     hash: int
     local: np.ndarray  # float64; the values themselves when ``exact``
     exact: bool
+    # Sketched matrices: rows' then columns' axis sketches (2 * AXIS_SIZE); else None.
+    axes: np.ndarray | None = None
 
     @property
     def numel(self) -> int:
@@ -176,6 +186,11 @@ def _tensor(t: Any) -> TensorPrint:
     if not isinstance(t, dict):
         raise ValueError("a tensor entry is not an object")
     name = _text(t["name"], "tensor name")
+    axes = None
+    if "ax" in t:
+        axes = decode_sketch(_text(t["ax"], f"{name}: axis sketch", 1 << 20))
+        if axes.size != 2 * AXIS_SIZE:
+            raise ValueError(f"{name}: axis sketch of {axes.size} values, not {2 * AXIS_SIZE}")
     return TensorPrint(
         name=name,
         shape=_shape(t["shape"], f"{name}: shape"),
@@ -185,13 +200,14 @@ def _tensor(t: Any) -> TensorPrint:
         hash=int(_text(t["hash"], f"{name}: hash", 32), 16),
         local=decode_sketch(_text(t["sk"], f"{name}: sketch", 1 << 30)),
         exact=t.get("exact", False) is True,
+        axes=axes,
     )
 
 
 def parse_record(obj: Any, path: str) -> Record:
     """A record checked field by field: records come from other machines, and a wrong type
     or an absurd number is one clear error, never a traceback deeper in."""
-    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+    if not isinstance(obj, dict) or obj.get("format") not in FORMATS:
         fmt = obj.get("format") if isinstance(obj, dict) else None
         raise InputError(f"{path}: not a Denpex fingerprint record (format {_show(fmt)})")
     try:

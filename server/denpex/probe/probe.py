@@ -26,7 +26,13 @@ import torch
 import torch.distributed as dist
 
 from denpex.checkpoints.keys import normalise_key
-from denpex.fingerprints.records import FORMAT, RecordWriter, encode_sketch
+from denpex.fingerprints.records import (
+    AXIS_FOLDS,
+    AXIS_SUB,
+    FORMAT,
+    RecordWriter,
+    encode_sketch,
+)
 from denpex.probe import replica
 from denpex.probe.sketch import BLOCK, Fingerprint, Sketcher
 
@@ -191,6 +197,8 @@ class DriftProbe:
                 "local": self._sketcher.local_size,
                 "global_per_tensor": self._sketcher.global_size,
                 "block": BLOCK,
+                "axis_folds": list(AXIS_FOLDS),
+                "axis_sub": AXIS_SUB,
             },
             "global": encode_sketch(self._sketcher.global_sketch().numpy()),
             "tensors": [
@@ -203,6 +211,7 @@ class DriftProbe:
                     "hash": f"{f.hash:016x}",
                     "sk": encode_sketch(f.local.numpy()),
                     **({"exact": True} if f.exact else {}),
+                    **({"ax": encode_sketch(f.axes.numpy())} if f.axes is not None else {}),
                 }
                 for f in prints
             ],

@@ -25,6 +25,15 @@ distance, for ranking tensors) and adds into one *global* sketch shared by the w
 any single per-tensor sketch of the same byte size could. Tensors with at most LOCAL_SIZE
 elements are stored as themselves (exact distance) and stay out of the global sketch.
 
+Axis sketches (matrices only: dim 0 are rows, the other dims flattened are columns). A fault
+in one output channel lands in one row of its weight (and one column of the consumer's), and
+the total distance cannot show where. Per axis, element i is added with its sign s(i) into
+bucket (index(i) mod K, sub(i)) for each fold K of AXIS_FOLDS, AXIS_SUB sub-buckets per
+fold bucket: the energy of a fold bucket (the sum of its sub-buckets' squares) estimates the
+squared distance of the rows (or columns) in it with a relative deviation of about
+sqrt(2/AXIS_SUB), and the two coprime folds' top buckets name one index below 32 x 31 = 992.
+2 x 252 values per matrix, whatever its size.
+
 Bucket and sign come from fixed tables of one BLOCK of positions plus a per-block (and per
 tensor) offset and sign drawn from an integer mix, never from a device RNG, so CPU and CUDA
 probes agree. Buckets are accumulated in float64: a distance of 1e-6 of the norm moves bucket
@@ -40,6 +49,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import torch
+
+from denpex.fingerprints.records import AXIS_FOLDS, AXIS_SIZE, AXIS_SUB
 
 # Local sketch per tensor and global buckets contributed per tensor: 64 + 96 float32 = 640
 # bytes = 800 base85 characters; with the other fields an entry stays under 1 KB.
@@ -85,6 +96,7 @@ class Fingerprint:
     max_abs: float
     hash: int  # unsigned 64-bit
     local: torch.Tensor  # float64 on the host: LOCAL_SIZE buckets, or the values when exact
+    axes: torch.Tensor | None = None  # sketched matrices: rows' then columns' axis sketches
 
     @property
     def numel(self) -> int:
@@ -151,6 +163,10 @@ class Sketcher:
         if not exact and self._global is not None:
             glob = torch.zeros(self._global.numel(), dtype=torch.float64, device=dev)
         salt = tensor_salt(name)
+        cols = n // t.shape[0] if t.dim() >= 2 and t.shape[0] else 0
+        axes = None
+        if cols and not exact:
+            axes = torch.zeros(2 * AXIS_SIZE, dtype=torch.float64, device=dev)
         sumsq = torch.zeros((), dtype=torch.float64, device=dev)
         peak = torch.zeros((), dtype=torch.float64, device=dev)
         for start, x in _blocks(flat, dev):  # x: float64 [blocks, BLOCK], zero-padded
@@ -167,6 +183,8 @@ class Sketcher:
             local.index_add_(0, (b % self.local_size).view(-1), v.view(-1))
             if glob is not None:
                 glob.index_add_(0, ((b >> 7) % glob.numel()).view(-1), v.view(-1))
+            if axes is not None:
+                _add_axes(axes, start, cols, (b >> 24) % AXIS_SUB, v)
         if glob is not None and self._global is not None:
             self._global += glob.cpu()
         return Fingerprint(
@@ -177,7 +195,22 @@ class Sketcher:
             max_abs=float(peak),
             hash=content_hash(flat, tab.pos),
             local=local.cpu(),
+            axes=None if axes is None else axes.cpu(),
         )
+
+
+def _add_axes(
+    axes: torch.Tensor, start: int, cols: int, sub: torch.Tensor, v: torch.Tensor
+) -> None:
+    """Add one chunk's signed values ``v`` into the rows' and columns' fold buckets."""
+    pos = torch.arange(start, start + v.numel(), dtype=torch.int64, device=v.device)
+    row = pos // cols
+    flat_v, flat_sub = v.view(-1), sub.reshape(-1)
+    for base, index in ((0, row), (AXIS_SIZE, pos - row * cols)):
+        offset = base
+        for k in AXIS_FOLDS:
+            axes.index_add_(0, offset + (index % k) * AXIS_SUB + flat_sub, flat_v)
+            offset += k * AXIS_SUB
 
 
 def _block_ids(start: int, blocks: int, dev: torch.device) -> torch.Tensor:
