@@ -42,6 +42,7 @@ from denpex.fingerprints.records import (
     AXIS_FOLDS,
     AXIS_SIZE,
     AXIS_SUB,
+    FORMAT,
     Record,
     TensorPrint,
     is_fingerprint_dir,
@@ -370,14 +371,22 @@ class FingerprintSource:
             series.noise, series.noise_places = noise.steps, noise.places
             series.warnings += noise.warnings
             series.transient |= noise.transient
-        else:
+        elif series.steps[0].differs:
+            # A run bit-identical to its reference at first shows its own departure; one that
+            # differs from the start has only the peer ratio and channel shares to go on.
             series.warnings.append(
-                "fingerprints do not show where a difference sits inside a tensor; give "
+                "the run differs from the reference from the first fingerprinted step: give "
                 "--noise-ref (a healthy rerun's fingerprints) to judge small faults"
             )
         # A compute fault in data-parallel training reaches every rank through the
         # all-reduce: the GPU is known only when a single process trained.
         firsts = _first_records(self.run)
+        old = sorted({r.format for r in firsts + _first_records(ref) if r.format != FORMAT})
+        if old:
+            series.warnings.append(
+                f"fingerprints of format {', '.join(old)} (an older probe) hold no axis "
+                "sketches: where a difference sits inside a tensor is unknown"
+            )
         single = len(firsts) == 1 and firsts[0].world_size == 1
         hosts = {r.host for r in firsts}
         series.gpu = firsts[0].local_gpu if single else None

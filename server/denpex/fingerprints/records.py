@@ -141,6 +141,7 @@ class Record:
     global_sketch: np.ndarray
     replica: dict[str, Any] | None
     path: str
+    format: str = FORMAT
 
     def by_name(self) -> dict[str, TensorPrint]:
         return {t.name: t for t in self.tensors}
@@ -226,6 +227,7 @@ def parse_record(obj: Any, path: str) -> Record:
             global_sketch=decode_sketch(_text(obj.get("global", ""), "global", 1 << 30)),
             replica=replica if isinstance(replica, dict) else None,
             path=path,
+            format=obj["format"],
         )
     except (KeyError, TypeError, ValueError) as exc:
         step = obj.get("step")
