@@ -101,6 +101,26 @@ def test_axis_sketches_name_one_channel_of_a_large_matrix(tmp_path: Path, axis: 
     assert top == index and share > 0.6 and groups == 31
 
 
+def test_rows_longer_than_a_chunk_are_sketched_too(tmp_path: Path) -> None:
+    """A row longer than the probe's chunk (64 K elements on CPU) is split at row ends."""
+    torch.manual_seed(0)
+    weight = torch.nn.Parameter(torch.randn(9, 70_000))
+    model = torch.nn.ParameterDict({"weight": weight})
+    _probe_once(model, tmp_path / "ref")
+    with torch.no_grad():
+        weight[:, 700].mul_(1 + 1e-2)
+    _probe_once(model, tmp_path / "col")
+    with torch.no_grad():
+        weight[:, 700].div_(1 + 1e-2)
+        weight[6].mul_(1 + 1e-3)
+    _probe_once(model, tmp_path / "row")
+    (col,) = fingerprints.compare(tmp_path / "col", tmp_path / "ref")
+    (row,) = fingerprints.compare(tmp_path / "row", tmp_path / "ref")
+    c, r = col.tensors[0], row.tensors[0]
+    assert (c.top_col, r.top_row) == (700, 6)
+    assert c.top_col_share > 0.6 and r.top_row_share > 0.6
+
+
 def test_spread_difference_has_no_dominant_channel(tmp_path: Path) -> None:
     torch.manual_seed(0)
     model = torch.nn.Linear(600, 700)
