@@ -377,7 +377,8 @@ def bit_exact_departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure
                 nt[1].rel_l2,
             ),
         )
-    detail["rel_l2"] = max((t.rel_l2 for t in tracks[name][first:] if t is not None), default=0.0)
+    at_first = tracks[name][first]
+    detail["rel_l2"] = at_first.rel_l2 if at_first is not None else 0.0
     return Departure(
         tensor=name,
         lever="bit_exact_departure",

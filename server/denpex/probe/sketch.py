@@ -214,6 +214,9 @@ def _add_axes(axes: torch.Tensor, start: int, cols: int, v: torch.Tensor) -> Non
             _add_rows(axes, flat[a - start : b - start].view(1, -1), r, a - r * cols)
         return
     r0, off = divmod(start, cols)
+    if off == 0 and n % cols == 0:  # whole rows (a chunk is a power of two): no copy
+        _add_rows(axes, flat.view(n // cols, cols), r0, 0)
+        return
     rows = -(-(off + n) // cols)
     buf = flat.new_zeros(rows * cols)
     buf[off : off + n] = flat
@@ -243,8 +246,9 @@ def _fold_cols(m: torch.Tensor, c0: int, k: int) -> torch.Tensor:
     """Sum the columns of ``m`` (matrix columns ``c0``…) by column mod ``k``: [rows, k]."""
     lead = c0 % k
     width = -(-(lead + m.shape[1]) // k) * k
-    padded = torch.nn.functional.pad(m, (lead, width - lead - m.shape[1]))
-    return padded.view(m.shape[0], width // k, k).sum(1)
+    if lead or width != m.shape[1]:
+        m = torch.nn.functional.pad(m, (lead, width - lead - m.shape[1]))
+    return m.reshape(m.shape[0], width // k, k).sum(1)
 
 
 def _block_ids(start: int, blocks: int, dev: torch.device) -> torch.Tensor:
