@@ -18,6 +18,7 @@ its unit's direct pattern exactly as before (scanner._demote_noisy).
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -109,3 +110,44 @@ class HyperScreen:
         self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
         keys = self._keys
         return [(pos, keys[eid]) for pos, eid in found]
+
+
+class HyperSearch:
+    """Whether one pattern (Python syntax, Hyperscan's dialect) matches anywhere in a block:
+    ``re.search`` as one automaton pass that stops at the first match."""
+
+    def __init__(self, pattern: bytes, flags: int) -> None:
+        """``flags``: the ``re`` flags of the pattern. Raises ValueError when Hyperscan cannot
+        compile it."""
+        assert hyperscan is not None
+        if flags & ~(re.IGNORECASE | re.MULTILINE | re.DOTALL):
+            raise ValueError("a flag Hyperscan has no equivalent of")
+        hs_flags = hyperscan.HS_FLAG_SINGLEMATCH
+        for flag, hs_flag in (
+            (re.IGNORECASE, hyperscan.HS_FLAG_CASELESS),
+            (re.MULTILINE, hyperscan.HS_FLAG_MULTILINE),
+            (re.DOTALL, hyperscan.HS_FLAG_DOTALL),
+        ):
+            hs_flags |= hs_flag if flags & flag else 0
+        self._db: Any = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        try:
+            self._db.compile(expressions=[pattern], ids=[0], elements=1, flags=[hs_flags])
+        except hyperscan.error as exc:
+            raise ValueError(f"Hyperscan cannot compile {pattern!r}: {exc}") from exc
+        self._scratch: Any = None
+
+    def own_scratch(self) -> HyperSearch:
+        """This search with scratch space of its own (see HyperScreen.own_scratch)."""
+        other = copy.copy(self)
+        other._scratch = hyperscan.Scratch(self._db)
+        return other
+
+    def found(self, block: bytes) -> bool:
+        def stop(_eid: int, _start: int, _end: int, _flags: int, _ctx: object) -> bool:
+            return True
+
+        try:
+            self._db.scan(block, match_event_handler=stop, scratch=self._scratch)
+        except hyperscan.ScanTerminated:
+            return True
+        return False

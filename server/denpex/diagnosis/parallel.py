@@ -23,7 +23,7 @@ from denpex.diagnosis.candidates import BlockScreen
 from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, bound_lines, iter_blocks_at
 from denpex.diagnosis.matcher import default_catalog
 from denpex.diagnosis.timestamps import stamp_before
-from denpex.diagnosis.values import BlockValues, summarize
+from denpex.diagnosis.values import BlockValues, RangeSummaries
 
 # Below this size starting workers costs more than it saves.
 PARALLEL_MIN = 256 << 20
@@ -66,7 +66,7 @@ def screen_ranges(path: str, start: int, screen: BlockScreen) -> Iterator[BlockR
 def _screen_range(task: Task) -> list[BlockResult]:
     path, lo, hi, freq, demoted, block_size = task
     screen = _screen(freq, demoted)
-    values = default_catalog().values
+    values = [RangeSummaries(spec) for spec in default_catalog().values]
     out = []
     with open(path, "rb") as f:
         begin = _align(f, lo)
@@ -87,7 +87,7 @@ def _screen_range(task: Task) -> list[BlockResult]:
                     size=len(raw_block),
                     lines=line + block.count(b"\n", cursor),
                     candidates=found,
-                    values=[summarize(spec, block) for spec in values],
+                    values=[series.summary(block) for series in values],
                     tail_stamp=stamp_before(block, len(block)),
                 )
             )

@@ -21,6 +21,9 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
+from denpex.diagnosis import hyperscreen
+from denpex.diagnosis.hyperscreen import HyperSearch
+
 # The value group every catalog value signal uses; a custom one with another gets no screen.
 VALUE_GROUP = rb"(?P<value>[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?)"
 # Where the value as that group reads it ends: no further digit, point or exponent.
@@ -77,24 +80,47 @@ def screen(
     return re.compile(prefix + rb"(?=[0-9])(?!(?:" + in_range + rb")" + _END + rb")", flags)
 
 
+@lru_cache(maxsize=64)
+def hyper_screen(
+    pattern: bytes, flags: int, lo: tuple[int, int], hi: tuple[int, int]
+) -> HyperSearch | None:
+    """``screen`` as one Hyperscan search, compiled per range and cached (a caller scans with
+    its own_scratch()); None without Hyperscan, when the value group is not the usual one or
+    when Hyperscan cannot compile the series' pattern."""
+    if not hyperscreen.available() or not pattern.endswith(VALUE_GROUP):
+        return None
+    try:
+        return HyperSearch(pattern[: -len(VALUE_GROUP)] + outside(lo, hi), flags)
+    except ValueError:
+        return None
+
+
 def _value(de: tuple[int, int]) -> Fraction:
     d, e = de
     return Fraction(d) * Fraction(10) ** e
+
+
+def _leads(lo: tuple[int, int], hi: tuple[int, int]) -> dict[int, list[int]]:
+    """Per power ``e`` of ten, the leading digits ``d`` that put all of ``[d * 10**e,
+    (d + 1) * 10**e)`` inside ``[lo, hi)`` (none: the list is empty)."""
+    return {
+        e: [
+            d
+            for d in range(1, 10)
+            if _value((d, e)) >= _value(lo) and (d + 1) * Fraction(10) ** e <= _value(hi)
+        ]
+        for e in range(lo[1], hi[1] + 1)
+    }
 
 
 def _in_range(lo: tuple[int, int], hi: tuple[int, int]) -> list[bytes]:
     """Alternatives matching the plainly written numbers whose leading digit ``d`` at
     ``10**e`` puts all of ``[d * 10**e, (d + 1) * 10**e)`` inside ``[lo, hi)``."""
     out = []
-    for e in range(lo[1], hi[1] + 1):
-        digits = [
-            d
-            for d in range(1, 10)
-            if _value((d, e)) >= _value(lo) and (d + 1) * Fraction(10) ** e <= _value(hi)
-        ]
+    for e, digits in _leads(lo, hi).items():
         if not digits:
             continue
-        lead = b"[" + b"".join(b"%d" % d for d in digits) + b"]"
+        lead = _class(digits)
         if e >= 0:
             out.append(lead + rb"[0-9]{%d}(?:\.[0-9]*)?" % e)
         else:
@@ -107,3 +133,76 @@ def _in_range(lo: tuple[int, int], hi: tuple[int, int]) -> list[bytes]:
             exponent = rb"[-+]?0+"
         out.append(lead + rb"(?:\.[0-9]*)?[eE]" + exponent)
     return out
+
+
+# What may follow a number written without exponent (no digit, point or exponent), and what
+# makes a number unusual after its last digit (a second point, a second exponent).
+_PLAIN_END = rb"(?:[^0-9.eE]|[eE](?:[^-+0-9]|[-+][^0-9]|[-+]?$)|$)"
+_BAD_END = rb"(?:\.|[eE][-+]?[0-9])"
+
+
+@lru_cache(maxsize=64)
+def outside(lo: tuple[int, int], hi: tuple[int, int]) -> bytes:
+    """What ``screen``'s look-ahead finds, written positively for Hyperscan (which has no
+    look-around): matches at a value's first digit exactly when the number read there (as
+    the value group reads it, to its last digit) is not in ``[lo, hi)`` as written."""
+    leads = _leads(lo, hi)
+    alts = [rb"0(?:[^.]|$)"]  # 0, 00…, 0e…: zero or leading zeros
+    # 0.0…0d…: as many zeros as the range allows, then an allowed first digit.
+    most = max((-e - 1 for e, digits in leads.items() if e < 0 and digits), default=-1)
+    for zeros in range(most + 1):
+        allowed = b"".join(b"%d" % d for d in leads.get(-zeros - 1, []))
+        alts.append(rb"0\." + b"0" * zeros + rb"(?:[^0" + allowed + rb"]|$)")
+    alts.append(rb"0\." + b"0" * (most + 1))
+    alts.append(rb"0\.0*[1-9][0-9]*" + _BAD_END)
+    # d… with e + 1 digits before the point, no exponent: e in range, d allowed at e.
+    top = max(max(leads) + 1, 1)
+    alts.append(rb"[1-9][0-9]{%d}" % top)
+    for e in range(1, top):
+        if wrong := [d for d in range(1, 10) if d not in leads.get(e, [])]:
+            alts.append(_class(wrong) + rb"[0-9]{%d}(?:[^0-9]|$)" % e)
+    alts.append(rb"[1-9][0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]")  # 12.3E+00
+    alts.append(rb"[1-9][0-9]*\.[0-9]*\.")
+    if wrong := [d for d in range(1, 10) if d not in leads.get(0, [])]:
+        alts.append(_class(wrong) + rb"(?:\.[0-9]*)?" + _PLAIN_END)
+    # d.…E±ee: the exponent one at which d is allowed.
+    alts.append(rb"[1-9](?:\.[0-9]*)?[eE][-+]?[0-9]+" + _BAD_END)
+    by_exponents: dict[frozenset[int], list[int]] = {}
+    for d in range(1, 10):
+        at = frozenset(e for e, digits in leads.items() if d in digits)
+        by_exponents.setdefault(at, []).append(d)
+    for at, digits in by_exponents.items():
+        alts.append(_class(digits) + rb"(?:\.[0-9]*)?[eE]" + _exponent_not_in(at))
+    return b"(?:" + b"|".join(alts) + b")"
+
+
+def _exponent_not_in(allowed: frozenset[int]) -> bytes:
+    """An exponent (``[-+]?[0-9]+``, read to its last digit) whose value is not allowed."""
+    alts = [] if 0 in allowed else [rb"[-+]?0+(?:[^0-9]|$)"]
+    alts.append(rb"\+?0*" + _number_not_in({b"%d" % e for e in allowed if e > 0}))
+    alts.append(rb"-0*" + _number_not_in({b"%d" % -e for e in allowed if e < 0}))
+    return b"(?:" + b"|".join(alts) + b")"
+
+
+def _number_not_in(words: set[bytes]) -> bytes:
+    """Digits from a nonzero one on, read to the last, that spell none of ``words``: the
+    trie of ``words``, leaving it at each node by a digit it lacks or by the number's end."""
+    alts = []
+
+    def leave(prefix: bytes) -> None:
+        nexts = {w[len(prefix)] for w in words if len(w) > len(prefix) and w.startswith(prefix)}
+        others = bytes(d for d in (b"0123456789" if prefix else b"123456789") if d not in nexts)
+        exits = [b"[" + others + b"]"] if others else []
+        if prefix and prefix not in words:
+            exits.append(rb"[^0-9]|$")
+        if exits:
+            alts.append(prefix + b"(?:" + b"|".join(exits) + b")")
+        for d in sorted(nexts):
+            leave(prefix + bytes((d,)))
+
+    leave(b"")
+    return b"(?:" + b"|".join(alts) + b")"
+
+
+def _class(digits: list[int]) -> bytes:
+    return b"[" + b"".join(b"%d" % d for d in digits) + b"]"

@@ -8,18 +8,23 @@ by one C-level ``findall`` (of the fast, loose form of the pattern: a superset o
 values, which only makes the test more careful); only lines of a block that fails it, and
 the last lines that refill the window, are matched exactly one by one. Once the window is
 warm, a block is first searched for a value outside a range that cannot hold a jump
-(value_screen.py): when there is none, only its last values are read.
+(value_screen.py; one Hyperscan pass when Hyperscan screens): when there is none, only its
+last values are read. A worker process screening a part of a file (parallel.py) does the
+same with the range of its previous block's last values (``RangeSummaries``).
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from denpex.diagnosis.candidates import uses_hyperscan
 from denpex.diagnosis.matcher import ValueSignal
-from denpex.diagnosis.value_screen import bounds, screen
+from denpex.diagnosis.value_screen import bounds, hyper_screen, screen
+
+Range = tuple[tuple[int, int], tuple[int, int]]  # value_screen.bounds: (d, e) of lo and of hi
 
 WINDOW = 101
 PIECE = 256 << 10  # a block that may hold a jump is looked at in pieces of about this size
@@ -51,12 +56,70 @@ def summarize(spec: ValueSignal, block: bytes) -> BlockValues | None:
     return BlockValues(low, max(values), _tail(spec, block, step)[0])
 
 
+class OutsideSearch:
+    """Whether a block may hold a value of a series outside a range (value_screen.py): one
+    Hyperscan pass, with scratch space of its own, when Hyperscan screens, else one regex
+    search; the search is re-made when the range changes."""
+
+    def __init__(self, spec: ValueSignal) -> None:
+        self._fast = spec.loose or spec.exact
+        self._range: Range | None = None
+        self._search: Callable[[bytes], object] | None = None
+
+    def __call__(self, found: Range, block: bytes) -> bool:
+        """False only when ``block`` holds no value outside ``found`` (a series whose value
+        group no screen fits always may)."""
+        if found != self._range:
+            self._range, self._search = found, self._make(found)
+        return self._search is None or bool(self._search(block))
+
+    def _make(self, found: Range) -> Callable[[bytes], object] | None:
+        fast = self._fast
+        if uses_hyperscan():
+            hyper = hyper_screen(fast.pattern, fast.flags, *found)
+            if hyper is not None:
+                return hyper.own_scratch().found
+        rx = screen(fast.pattern, fast.flags, *found)
+        return rx.search if rx is not None else None
+
+
+class RangeSummaries:
+    """``summarize`` for the consecutive blocks of one part of a file (a worker's): the last
+    values of a block give a range that cannot jump (value_screen.bounds), and a next block
+    without a value outside it is summarized by that range, an envelope of its values
+    (all ``can_skip`` needs), and its last values, without converting the others."""
+
+    def __init__(self, spec: ValueSignal) -> None:
+        self.spec = spec
+        self._outside = OutsideSearch(spec)
+        self._before: list[float] = []  # the previous block's last values
+        self._tail_step = 0
+
+    def summary(self, block: bytes) -> BlockValues | None:
+        spec = self.spec
+        if spec.literal is not None and spec.literal not in block:
+            return BlockValues(math.inf, -math.inf, [])  # no value at all: a C-level find
+        low = _min_positive(self._before)
+        found = bounds(spec.ratio, low, max(self._before)) if low < math.inf else None
+        if found is not None and not self._outside(found, block):
+            tail, self._tail_step = _tail(spec, block, self._tail_step)
+            if tail:  # else values only the loose pattern reads: summarize them
+                self._before = tail
+                (lo_d, lo_e), (hi_d, hi_e) = found
+                return BlockValues(float(f"{lo_d}e{lo_e}"), float(f"{hi_d}e{hi_e}"), tail)
+        summary = summarize(spec, block)
+        if summary is not None and summary.tail:
+            self._before = summary.tail
+        return summary
+
+
 class ValueSeries:
     def __init__(self, spec: ValueSignal) -> None:
         self.spec = spec
         self.window: deque[float] = deque(maxlen=WINDOW)
         self.seen = 0
         self._tail_step = 0  # how far from a block's end its last WINDOW values were
+        self._outside = OutsideSearch(spec)
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
@@ -104,9 +167,7 @@ class ValueSeries:
             return False
         low = _min_positive(self.window)
         found = bounds(self.spec.ratio, low, max(self.window)) if low < math.inf else None
-        fast = self.spec.loose or self.spec.exact
-        rx = screen(fast.pattern, fast.flags, *found) if found is not None else None
-        if rx is None or rx.search(block):
+        if found is None or self._outside(found, block):
             return False
         tail, self._tail_step = _tail(self.spec, block, self._tail_step)
         self.window.extend(tail)
