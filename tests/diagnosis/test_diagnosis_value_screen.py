@@ -1,18 +1,22 @@
 """The value screen (value_screen.py) only ever skips blocks that hold no jump: a spike
 written in any form the value pattern reads, a drop that lowers the median before a spike,
 values too long for a float, and the last values that refill the window all give the answers
-of the value-by-value path."""
+of the value-by-value path. Its Hyperscan form finds what its regex form finds, and a worker's
+block summaries bound the block's values."""
 
 from __future__ import annotations
 
+import math
 import random
+import re
+from pathlib import Path
 
 import pytest
 
-from denpex.diagnosis import LogScanner, value_screen
+from denpex.diagnosis import LogScanner, hyperscreen, parallel, value_screen
 from denpex.diagnosis import values as values_module
 from denpex.diagnosis.matcher import ValueSignal, default_catalog
-from denpex.diagnosis.values import ValueSeries, exact_values
+from denpex.diagnosis.values import RangeSummaries, ValueSeries, exact_values, summarize
 
 
 def _spec(name: str) -> ValueSignal:
@@ -178,7 +182,7 @@ def test_findings_are_those_of_the_unscreened_scanner(
         return [f.to_json() for f in scanner.findings()]
 
     screened = scan()
-    monkeypatch.setattr(values_module, "screen", lambda *a: None)
+    monkeypatch.setattr(values_module.OutsideSearch, "_make", lambda *a: None)  # either screen
     assert screened == scan()
     assert failure in {f["id"] for f in screened}
 
@@ -196,3 +200,135 @@ def test_screen_patterns_stay_linear_on_hostile_lines() -> None:
             start = time.process_time()
             rx.search(line)
             assert time.process_time() - start < 0.1, (spec.signal.name, unit)
+
+
+def _number(rng: random.Random) -> bytes:
+    """A number as the value group reads it, then what follows it: plain, with an exponent,
+    with leading zeros, points and exponents where they do not belong."""
+    digits = "0123456789" if rng.random() < 0.7 else "0001"
+    text = "".join(rng.choice(digits) for _ in range(rng.choice([1, 1, 1, 2, 3, 4, 6])))
+    if rng.random() < 0.6:
+        text += "." + "".join(rng.choice("0123456789") for _ in range(rng.choice([0, 1, 2, 8])))
+    if rng.random() < 0.3:
+        exponent = "".join(rng.choice(digits) for _ in range(rng.choice([0, 1, 2, 3])))
+        text += rng.choice("eE") + rng.choice(["", "+", "-"]) + exponent
+    text = rng.choice(["", "", "0", "00", "0.", "0.0", "0.000"]) + text
+    after = [" ", ",", ".", ".5", "e", "e+", "e5", "E-1", "x", "", "\n", "}", "e-x", "5"]
+    return (text + rng.choice(after)).encode()
+
+
+def _ranges() -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    out = []
+    for e in range(-6, 5):
+        for d in range(1, 10):
+            for ratio in (3.0, 10.0, 1000.0):
+                hi = value_screen._below(ratio * float(f"{d}e{e}"))
+                if value_screen._value(hi) > value_screen._value((d, e)):
+                    out.append(((d, e), hi))
+    return out
+
+
+def test_outside_is_the_look_ahead_written_positively() -> None:
+    """Hyperscan has no look-around: ``outside`` must match exactly the numbers that the
+    regex screen's look-ahead calls out of range, for every range and every way of writing."""
+    rng = random.Random(3)
+    for lo, hi in _ranges():
+        in_range = b"|".join(value_screen._in_range(lo, hi))
+        look = re.compile(rb"x(?=[0-9])(?!(?:" + in_range + rb")" + value_screen._END + rb")")
+        positive = re.compile(b"x" + value_screen.outside(lo, hi))
+        numbers = [_number(rng) for _ in range(200)]
+        numbers += [
+            b"%d%s%d " % (d, e, x)
+            for d in range(1, 10)
+            for e in (b"e", b"E+0", b"e-")
+            for x in range(12)
+        ]
+        numbers += [b"%.6g" % 10 ** rng.uniform(-8, 8) for _ in range(60)]
+        for number in numbers:
+            text = b"x" + number
+            assert bool(look.match(text)) == bool(positive.match(text)), (lo, hi, number)
+
+
+@pytest.mark.skipif(not hyperscreen.available(), reason="hyperscan is not installed")
+def test_hyperscan_value_screen_finds_what_the_regex_screen_finds() -> None:
+    rng = random.Random(4)
+    keys = [
+        "loss: ",
+        "'loss': ",
+        "train_loss=",
+        "lm loss: ",
+        "grad_norm': ",
+        "grad norm: ",
+        " gnorm=",
+        "xgnorm=",
+        "Loss=",
+        "loss:  ",
+    ]
+    for spec in default_catalog().values:
+        fast = spec.loose or spec.exact
+        for lo, hi in _ranges()[::7]:
+            rx = value_screen.screen(fast.pattern, fast.flags, lo, hi)
+            hyper = value_screen.hyper_screen(fast.pattern, fast.flags, lo, hi)
+            assert rx is not None and hyper is not None
+            search = hyper.own_scratch()
+            for _ in range(300):
+                block = b"step\n" + rng.choice(keys).encode() + _number(rng) + b"\n"
+                assert search.found(block) == bool(rx.search(block)), (spec.name, lo, block)
+
+
+def test_range_summaries_bound_each_blocks_values_and_convert_only_the_first() -> None:
+    """A worker's summary of a quiet block is its range (an envelope: low at most the
+    smallest positive value, high above the largest) and its exact last values; only a
+    block the range does not hold is summarized value by value."""
+    spec = _spec("loss_value")
+    blocks = [b"".join(_steady(2000, seed=i)) for i in range(5)]
+    blocks[3] = blocks[3].replace(b"'loss': 2.", b"'loss': 40.", 1)  # out of range
+    converted: list[int] = []
+    summaries = RangeSummaries(spec)
+    original = values_module.summarize
+
+    def spy(s: ValueSignal, block: bytes) -> values_module.BlockValues | None:
+        converted.append(blocks.index(block))
+        return original(s, block)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(values_module, "summarize", spy)
+        got = [summaries.summary(block) for block in blocks]
+    assert converted == [0, 3]
+    for block, summary in zip(blocks, got, strict=True):
+        exact = summarize(spec, block)
+        assert summary is not None and exact is not None
+        assert summary.low <= exact.low and summary.high >= exact.high
+        assert summary.tail == exact.tail
+    assert got[1].high < spec.ratio * got[1].low  # a quiet block can be skipped
+    assert RangeSummaries(_spec("grad_norm_value")).summary(b"no values\n") == (
+        values_module.BlockValues(math.inf, -math.inf, [])
+    )
+
+
+def test_worker_summaries_find_a_spike_after_quiet_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A metric log split over workers' ranges of many blocks: the spike late in a range,
+    after blocks the workers screened from their own last values, is found as sequentially."""
+    rng = random.Random(11)
+    lines = [
+        b"[rank%d]:{'loss': %.4f, 'grad_norm': %.6f, 'epoch': 0.1}\n"
+        % (i % 8, 2 + rng.random(), 0.5 + rng.random())
+        for i in range(40000)
+    ]
+    lines[33333] = b"[rank5]:{'loss': 2.5, 'grad_norm': 9.1E+01, 'epoch': 0.1}\n"
+    log = tmp_path / "metrics.log"
+    log.write_bytes(b"".join(lines))
+    sequential = LogScanner()
+    with log.open("rb") as f:
+        sequential.feed_stream(str(log), f)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(parallel, "BLOCK", 64 << 10)
+    monkeypatch.setattr(parallel, "RANGE_SIZE", 1 << 20)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    split = LogScanner()
+    assert split.feed_file(str(log))
+    expected = [f.to_json() for f in sequential.findings()]
+    assert [f.to_json() for f in split.findings()] == expected
+    assert [f["id"] for f in expected] == ["gradient-explosion"]

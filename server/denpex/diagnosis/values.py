@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from denpex.diagnosis import hyperscreen
 from denpex.diagnosis.candidates import uses_hyperscan
 from denpex.diagnosis.matcher import ValueSignal
 from denpex.diagnosis.value_screen import bounds, hyper_screen, screen
@@ -83,6 +84,17 @@ class OutsideSearch:
         return rx.search if rx is not None else None
 
 
+def literal_search(spec: ValueSignal) -> Callable[[bytes], bool]:
+    """False only for a block without the series' leading literal, which holds no value: a
+    Hyperscan pass when Hyperscan screens (with scratch of its own), else ``bytes``' find."""
+    literal = spec.literal
+    if literal is None:
+        return lambda _block: True
+    if uses_hyperscan():
+        return hyperscreen.literal_search(literal).own_scratch().found
+    return lambda block: literal in block
+
+
 class RangeSummaries:
     """``summarize`` for the consecutive blocks of one part of a file (a worker's): the last
     values of a block give a range that cannot jump (value_screen.bounds), and a next block
@@ -92,12 +104,13 @@ class RangeSummaries:
     def __init__(self, spec: ValueSignal) -> None:
         self.spec = spec
         self._outside = OutsideSearch(spec)
+        self._holds_values = literal_search(spec)
         self._before: list[float] = []  # the previous block's last values
         self._tail_step = 0
 
     def summary(self, block: bytes) -> BlockValues | None:
         spec = self.spec
-        if spec.literal is not None and spec.literal not in block:
+        if not self._holds_values(block):
             return BlockValues(math.inf, -math.inf, [])  # no value at all: a C-level find
         low = _min_positive(self._before)
         found = bounds(spec.ratio, low, max(self._before)) if low < math.inf else None
@@ -120,11 +133,12 @@ class ValueSeries:
         self.seen = 0
         self._tail_step = 0  # how far from a block's end its last WINDOW values were
         self._outside = OutsideSearch(spec)
+        self._holds_values = literal_search(spec)
 
     def jumps(self, block: bytes) -> list[int]:
         """Offsets in ``block`` of the values that jump; updates the running window."""
-        if self.spec.literal is not None and self.spec.literal not in block:
-            return []  # no value at all: a C-level find instead of a regex pass
+        if not self._holds_values(block):
+            return []  # no value at all: a literal search instead of a regex pass
         if self.seen >= self.spec.warmup:
             return self._warm_jumps(block)
         # Warm-up values are never skipped: take the lines that hold them one by one, and
