@@ -4,6 +4,7 @@ findings must not depend on which screen ran."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,41 @@ def test_pattern_hyperscan_cannot_compile_falls_back_to_the_regex_screen(monkeyp
     scanner = LogScanner(cat)
     scanner.feed_lines("t", ["abcx", "[rank3]: ababx", "ok"])
     assert [(f.id, f.initiating_rank) for f in scanner.findings()] == [("cuda-oom", 3)]
+
+
+def test_direct_matches_are_placed_on_their_line_with_or_without_start_tracking():
+    """A direct pattern that can hold a newline only as its last byte is placed by that byte
+    (no start-of-match tracking); one that can run over a newline keeps its start. Either
+    way every match lands on the line where finditer starts it."""
+    from denpex.diagnosis.hyperscreen import HyperScreen
+    from denpex.diagnosis.literals import newline_only_last
+
+    patterns = [
+        (rb"code (137|139)([^0-9]|$)", True),  # a class as last byte: may be the newline
+        (rb"scale[:=] ?[0-9]+e-[0-9]", True),
+        (rb"world size\s*(?:[=:]\s*)?\d+", False),  # \s may run onto the next line
+        (rb"\(Trainer[^)]{0,20}\) Worker \d+ has failed", False),
+    ]
+    assert [newline_only_last(p) for p, _ in patterns] == [by_end for _, by_end in patterns]
+    lines = [
+        b"exit code 137",  # matched up to and with its newline
+        b"ok",
+        b"world size",
+        b"  = 8 and more",  # the match started on the line above
+        b"(Trainer pid=1",
+        b") Worker 3 has failed",
+        b"loss scale: 4e-5",
+        b"exit code 139 now",
+    ]
+    block = b"\n".join(lines) + b"\n"
+    screen = HyperScreen({}, {}, [(i, p, False) for i, (p, _) in enumerate(patterns)])
+    hits = {
+        (block.rfind(b"\n", 0, pos) + 1, key) for pos, keys in screen.hits(block) for key in keys
+    }
+    expected = {
+        (block.rfind(b"\n", 0, m.start()) + 1, i)
+        for i, (p, _) in enumerate(patterns)
+        for m in re.finditer(p, block, re.MULTILINE)
+    }
+    assert hits == expected
+    assert len(expected) == 5

@@ -64,7 +64,7 @@ class BlockScreen:
             end = block.find(b"\n", pos)
             keys: set[int] = set(found[i][1])
             i += 1
-            while i < len(found) and found[i][0] < end:
+            while i < len(found) and found[i][0] <= end:  # (a match may end on the newline)
                 keys |= found[i][1]
                 i += 1
             for key in keys:

@@ -23,12 +23,17 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from denpex.diagnosis.literals import newline_only_last
+
 try:
     import hyperscan
 except ImportError:  # the optional fast screen; candidates.py falls back to screen.Screen
     hyperscan = None  # type: ignore[assignment]
 
 Hit = tuple[int, frozenset[int]]  # (offset in the block, keys), as screen.Screen.hits gives
+# Where a direct unit's match is placed (its literals' are placed by their length).
+_BY_START = -1
+_BY_LAST_BYTE = -2
 
 
 def available() -> bool:
@@ -65,16 +70,19 @@ class HyperScreen:
             self._keys.append(frozenset(keys))
             self._lengths.append(len(lit))
         # Direct units: the start of the leftmost match decides the line, as finditer's did
-        # (a pattern with \s or [^...] may run over a newline).
+        # (a pattern with \s or [^...] may run over a newline). Tracking starts costs a
+        # third of the scan, so a pattern that can hold a newline only as its last byte is
+        # placed by that byte instead.
         for uid, pattern, caseless in direct:
             expressions.append(pattern)  # PCRE syntax: (?P<name>...) included
+            by_end = newline_only_last(pattern)
             flags.append(
                 hyperscan.HS_FLAG_MULTILINE
-                | hyperscan.HS_FLAG_SOM_LEFTMOST
+                | (0 if by_end else hyperscan.HS_FLAG_SOM_LEFTMOST)
                 | (hyperscan.HS_FLAG_CASELESS if caseless else 0)
             )
             self._keys.append(frozenset((uid,)))
-            self._lengths.append(-1)
+            self._lengths.append(_BY_LAST_BYTE if by_end else _BY_START)
         self._db: Any = None
         self._scratch: Any = None  # the database's own until own_scratch() gives one
         if expressions:
@@ -106,7 +114,7 @@ class HyperScreen:
 
         def on_match(eid: int, start: int, end: int, _flags: int, _ctx: object) -> None:
             n = lengths[eid]
-            append((end - n if n >= 0 else start, eid))
+            append((end - n if n >= 0 else start if n == _BY_START else end - 1, eid))
 
         self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
         keys = self._keys

@@ -244,3 +244,76 @@ def _first_occurrence(branch: str) -> str:
                 return branch  # a lazy ".*?": leave it as written
             return FIRST_OCCURRENCE + "".join(tokens[:i]) + ")" + "".join(tokens[i:])
     return branch
+
+
+def newline_only_last(pattern: bytes) -> bool:
+    """True when no match of ``pattern`` holds a newline but as its last byte: then the
+    line of a match's last byte is the line it starts on, and Hyperscan needs no
+    start-of-match tracking to place it (a third of its scan time). False when unsure."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return False
+    return _last_only(list(parsed))
+
+
+_NEWLINE = ord("\n")
+_ZERO_WIDTH = (sre_constants.AT,)
+# Classes that never hold a newline (\d, \w, \S); any other class is assumed to.
+_NO_NEWLINE_CLASSES = (
+    sre_constants.CATEGORY_DIGIT,
+    sre_constants.CATEGORY_WORD,
+    sre_constants.CATEGORY_NOT_SPACE,
+    sre_constants.CATEGORY_NOT_LINEBREAK,
+)
+
+
+def _last_only(items: list[tuple[Any, Any]]) -> bool:
+    """Every item but the consuming last one matches no newline; that one at most a newline
+    as one byte (a class) or, within a group, by the same rule."""
+    consuming = [i for i, (op, _) in enumerate(items) if op not in _ZERO_WIDTH]
+    last = consuming[-1] if consuming else -1
+    return all(
+        _no_newline(op, av) or (i == last and _last_may_be_newline(op, av))
+        for i, (op, av) in enumerate(items)
+    )
+
+
+def _last_may_be_newline(op: Any, av: Any) -> bool:
+    if op in (LITERAL, sre_constants.NOT_LITERAL, sre_constants.IN):
+        return True  # one byte
+    if op is SUBPATTERN:
+        return _last_only(list(av[-1]))
+    if op is ATOMIC_GROUP:
+        return _last_only(list(av))
+    if op is BRANCH:
+        return all(_last_only(list(branch)) for branch in av[1])
+    return False
+
+
+def _no_newline(op: Any, av: Any) -> bool:
+    if op in _ZERO_WIDTH:
+        return True
+    if op is LITERAL:
+        return bool(av != _NEWLINE)
+    if op is sre_constants.IN:
+        return all(_class_part_no_newline(o, a) for o, a in av)
+    if op in (MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT):
+        return all(_no_newline(o, a) for o, a in av[2])
+    if op is SUBPATTERN:
+        return all(_no_newline(o, a) for o, a in av[-1])
+    if op is ATOMIC_GROUP:
+        return all(_no_newline(o, a) for o, a in av)
+    if op is BRANCH:
+        return all(_no_newline(o, a) for branch in av[1] for o, a in branch)
+    return False  # ANY, NOT_LITERAL, back-references, look-arounds: may be a newline
+
+
+def _class_part_no_newline(op: Any, av: Any) -> bool:
+    if op is LITERAL:
+        return bool(av != _NEWLINE)
+    if op is sre_constants.RANGE:
+        return not av[0] <= _NEWLINE <= av[1]
+    if op is sre_constants.CATEGORY:
+        return av in _NO_NEWLINE_CLASSES
+    return False  # NEGATE, and anything else: assume the class holds a newline
