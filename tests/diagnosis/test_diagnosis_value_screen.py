@@ -294,6 +294,9 @@ def test_range_summaries_bound_each_blocks_values_and_convert_only_the_first() -
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(values_module, "summarize", spy)
         got = [summaries.summary(block) for block in blocks]
+        seeded = RangeSummaries(spec)  # a part's first block, after the lines before it
+        seeded.seed(blocks[0][-5000:][blocks[0][-5000:].find(b"\n") + 1 :])
+        assert seeded.summary(blocks[1]) == got[1]
     assert converted == [0, 3]
     for block, summary in zip(blocks, got, strict=True):
         exact = summarize(spec, block)

@@ -28,6 +28,7 @@ from denpex.diagnosis.values import BlockValues, RangeSummaries
 # Below this size starting workers costs more than it saves.
 PARALLEL_MIN = 256 << 20
 RANGE_SIZE = 64 << 20
+_SEED_SIZE = 64 << 10  # read before a range for the value series' last values
 BLOCK = BLOCK_SIZE
 
 Task = tuple[str, int, int, tuple[tuple[int, float], ...], tuple[int, ...], int]
@@ -70,6 +71,9 @@ def _screen_range(task: Task) -> list[BlockResult]:
     out = []
     with open(path, "rb") as f:
         begin = _align(f, lo)
+        before = _lines_before(f, begin)  # the first block is screened with their values
+        for series in values:
+            series.seed(before)
         f.seek(begin)
         for at, raw_block in iter_blocks_at(_Until(f, begin, hi), block_size, MAX_LINE):
             block = bound_lines(raw_block)  # as LogScanner._scan_block does
@@ -97,6 +101,17 @@ def _screen_range(task: Task) -> list[BlockResult]:
 @cache
 def _screen(freq: tuple[tuple[int, float], ...], demoted: tuple[int, ...]) -> BlockScreen:
     return BlockScreen(default_catalog(), dict(freq) or None, demoted)
+
+
+def _lines_before(f: BinaryIO, begin: int) -> bytes:
+    """The whole lines in the ``_SEED_SIZE`` bytes before ``begin`` (a line start)."""
+    start = max(0, begin - _SEED_SIZE)
+    f.seek(start)
+    data = f.read(begin - start)
+    if start > 0:
+        nl = data.find(b"\n")
+        data = data[nl + 1 :] if nl >= 0 else b""
+    return bound_lines(data)
 
 
 def _align(f: BinaryIO, lo: int) -> int:

@@ -108,6 +108,10 @@ class RangeSummaries:
         self._before: list[float] = []  # the previous block's last values
         self._tail_step = 0
 
+    def seed(self, lines: bytes) -> None:
+        """Start from the last values of ``lines`` (whole lines, those before the part)."""
+        self._before = [v for _, v in exact_values(self.spec, lines, 0)][-WINDOW:]
+
     def summary(self, block: bytes) -> BlockValues | None:
         spec = self.spec
         if not self._holds_values(block):
