@@ -106,44 +106,99 @@ def compile_catalog(
     entries: dict[str, catalog.Entry], extra_literals: dict[str, set[int]] | None = None
 ) -> CompiledCatalog:
     """``extra_literals``: anchors of the context extractors, keyed from -1 downwards."""
-    signals: list[Signal] = []
-    units: list[Unit] = []
-    values: list[ValueSignal] = []
-    conditions: dict[str, list[dict[str, Any]]] = {}
-    for entry_id, entry in entries.items():
-        jumps = {c["signal"]: c for c in entry.get("conditions", []) if c["kind"] == "value_jump"}
-        conditions[entry_id] = list(entry.get("conditions", []))
+    return build_catalog(entries, analyze_catalog(entries), extra_literals)
+
+
+# What the analysis of a catalog's patterns yields, as plain data (catalog_cache.py keeps it
+# on disk as JSON): per signal its linear pattern; per screen unit (signal key, cover,
+# folded, direct pattern, confirm pattern or None); per value series (signal key, exact
+# pattern, loose pattern or None, leading literal or None). Patterns are (source, re flags).
+Pattern = tuple[str, int]
+Analysis = dict[str, list[Any]]
+
+
+def analyze_catalog(entries: dict[str, catalog.Entry]) -> Analysis:
+    """The slow half of compiling a catalog: every pattern parsed for its literals."""
+    signals: list[Pattern] = []
+    units: list[list[Any]] = []
+    values: list[list[Any]] = []
+    for entry in entries.values():
+        jumps = {c["signal"] for c in entry.get("conditions", []) if c["kind"] == "value_jump"}
         for spec in entry.get("signals", []):
-            flags = re.IGNORECASE if spec.get("ignore_case") else 0
-            sig = Signal(
-                key=len(signals),
-                entry_id=entry_id,
-                name=spec["name"],
-                role=spec["role"],
-                weight=float(spec.get("weight", 0.5)),
-                regex=re.compile(linear_form(spec["pattern"]), flags),
-                min_count=int(spec.get("min_count", 1)),
-                not_with=frozenset(spec.get("not_with", [])),
-            )
-            signals.append(sig)
+            key = len(signals)
+            regex = re.compile(linear_form(spec["pattern"]), _flags(spec))
+            signals.append(_source(regex))
             if spec["name"] in jumps:
-                cond = jumps[spec["name"]]
                 suffix = literal_suffix(spec["pattern"])
-                all_flags = sig.regex.flags & re.IGNORECASE
+                all_flags = regex.flags & re.IGNORECASE
                 loose = suffix if suffix is not None and suffix != spec["pattern"] else None
                 run = split_literal_run(loose or spec["pattern"])[0]
                 values.append(
-                    ValueSignal(
-                        sig,
-                        float(cond["ratio"]),
-                        int(cond.get("warmup", 10)),
-                        _value_only(spec["pattern"], all_flags),
-                        _value_only(loose, all_flags) if loose is not None else None,
-                        run.encode() if run and not all_flags and "\\" not in run else None,
-                    )
+                    [
+                        key,
+                        _source(_value_only(spec["pattern"], all_flags)),
+                        _source(_value_only(loose, all_flags)) if loose is not None else None,
+                        run if run and not all_flags and "\\" not in run else None,
+                    ]
                 )
                 continue
-            units.extend(_units(sig, spec["pattern"], flags))
+            units.extend(_units(key, spec["pattern"], regex, _flags(spec)))
+    return {"signals": signals, "units": units, "values": values}
+
+
+def build_catalog(
+    entries: dict[str, catalog.Entry],
+    analysis: Analysis,
+    extra_literals: dict[str, set[int]] | None = None,
+) -> CompiledCatalog:
+    """The catalog compiled from ``entries`` and their ``analysis``. Raises ValueError (or
+    re.error) when the analysis is not one of these entries."""
+    signals: list[Signal] = []
+    conditions: dict[str, list[dict[str, Any]]] = {}
+    jumps: dict[int, dict[str, Any]] = {}
+    patterns = analysis["signals"]
+    for entry_id, entry in entries.items():
+        named = {c["signal"]: c for c in entry.get("conditions", []) if c["kind"] == "value_jump"}
+        conditions[entry_id] = list(entry.get("conditions", []))
+        for spec in entry.get("signals", []):
+            if len(signals) >= len(patterns):
+                raise ValueError("fewer analysed signals than the catalog has")
+            source, flags = patterns[len(signals)]
+            if spec["name"] in named:
+                jumps[len(signals)] = named[spec["name"]]
+            signals.append(
+                Signal(
+                    key=len(signals),
+                    entry_id=entry_id,
+                    name=spec["name"],
+                    role=spec["role"],
+                    weight=float(spec.get("weight", 0.5)),
+                    regex=re.compile(source, flags),
+                    min_count=int(spec.get("min_count", 1)),
+                    not_with=frozenset(spec.get("not_with", [])),
+                )
+            )
+    if len(signals) != len(patterns):
+        raise ValueError("more analysed signals than the catalog has")
+    units = [
+        Unit(key, tuple(cover), folded, _bytes(direct), _bytes(confirm) if confirm else None)
+        for key, cover, folded, direct, confirm in analysis["units"]
+    ]
+    values = [
+        ValueSignal(
+            signals[key],
+            float(jumps[key]["ratio"]),
+            int(jumps[key].get("warmup", 10)),
+            _bytes(exact),
+            _bytes(loose) if loose is not None else None,
+            literal.encode() if literal is not None else None,
+        )
+        for key, exact, loose, literal in analysis["values"]
+    ]
+    if {v.signal.key for v in values} != set(jumps) or not all(
+        0 <= u.signal < len(signals) and u.signal not in jumps for u in units
+    ):
+        raise ValueError("the analysis does not match the catalog's signals")
     return CompiledCatalog(
         entries=entries,
         signals=signals,
@@ -154,9 +209,23 @@ def compile_catalog(
     )
 
 
-def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
+def _flags(spec: dict[str, Any]) -> int:
+    return re.IGNORECASE if spec.get("ignore_case") else 0
+
+
+def _source(rx: re.Pattern[Any]) -> Pattern:
+    pattern = rx.pattern
+    return (pattern.decode("utf-8") if isinstance(pattern, bytes) else pattern, rx.flags)
+
+
+def _bytes(pattern: Pattern) -> re.Pattern[bytes]:
+    source, flags = pattern
+    return re.compile(source.encode("utf-8"), flags)
+
+
+def _units(key: int, pattern: str, regex: re.Pattern[str], flags: int) -> list[list[Any]]:
     # Case-insensitive signals (flag or inline "(?i)") screen lower-cased blocks.
-    folds = bool(sig.regex.flags & re.IGNORECASE)
+    folds = bool(regex.flags & re.IGNORECASE)
     out = []
     for branch in top_level_branches(pattern):
         covers = [[s.lower() for s in c] if folds else c for c in required_covers(branch)]
@@ -171,15 +240,16 @@ def _units(sig: Signal, pattern: str, flags: int) -> list[Unit]:
             # when there is nothing to screen on, else if the screen's anchor proves noisy).
             direct = re.compile(linear.encode("utf-8"), flags | re.MULTILINE)
         confirm = None if anchors_line_start(linear) else re.compile(linear.encode("utf-8"), flags)
-        out.append(Unit(sig.key, tuple(cover), folds, direct, confirm))
+        out.append([key, cover, folds, _source(direct), _source(confirm) if confirm else None])
     return out
 
 
 @cache
 def default_catalog() -> CompiledCatalog:
+    from denpex.diagnosis.catalog_cache import cached_catalog
     from denpex.diagnosis.context import EXTRACTOR_LITERALS
 
-    return compile_catalog(catalog.entries(), EXTRACTOR_LITERALS)
+    return cached_catalog(catalog.entries(), EXTRACTOR_LITERALS)
 
 
 # Words that fill healthy step lines; a cover made of them would send every step line to

@@ -22,17 +22,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
+from denpex.cachedir import default_dir
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
 
 _VERSION = 1
 _FILE = "drift-cache.json"
 _MAX_BYTES = 256 << 20  # far beyond any real cache; a larger file is not read
 T = TypeVar("T")
-
-
-def default_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "denpex"
 
 
 def fingerprint(path: Path) -> str:
