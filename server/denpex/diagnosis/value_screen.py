@@ -45,11 +45,11 @@ def bounds(ratio: float, low: float, high: float) -> tuple[tuple[int, int], tupl
     best_room = 1.0
     for e in (e0 - 1, e0):
         for d in range(1, 10):
-            lo = float(f"{d}e{e}")
+            lo = decimal((d, e))
             if lo > low:
                 break
             hi = _below(ratio * lo)
-            room = min(low / lo, float(f"{hi[0]}e{hi[1]}") / high)
+            room = min(low / lo, decimal(hi) / high)
             if room > best_room:
                 best, best_room = ((d, e), hi), room
     return best
@@ -63,7 +63,7 @@ def _below(top: float) -> tuple[int, int]:
         (d, e)
         for e in (e0 + 1, e0, e0 - 1, e0 - 2)
         for d in range(9, 0, -1)
-        if float(f"{d}e{e}") * _MARGIN < top
+        if decimal((d, e)) * _MARGIN < top
     )
 
 
@@ -93,6 +93,12 @@ def hyper_screen(
         return HyperSearch(pattern[: -len(VALUE_GROUP)] + outside(lo, hi), flags)
     except ValueError:
         return None
+
+
+def decimal(de: tuple[int, int]) -> float:
+    """``d * 10**e`` as the float that ``bounds`` compared."""
+    d, e = de
+    return float(f"{d}e{e}")
 
 
 def _value(de: tuple[int, int]) -> Fraction:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from denpex.diagnosis import hyperscreen
 from denpex.diagnosis.candidates import uses_hyperscan
 from denpex.diagnosis.matcher import ValueSignal
-from denpex.diagnosis.value_screen import bounds, hyper_screen, screen
+from denpex.diagnosis.value_screen import bounds, decimal, hyper_screen, screen
 
 Range = tuple[tuple[int, int], tuple[int, int]]  # value_screen.bounds: (d, e) of lo and of hi
 
@@ -115,15 +115,13 @@ class RangeSummaries:
     def summary(self, block: bytes) -> BlockValues | None:
         spec = self.spec
         if not self._holds_values(block):
-            return BlockValues(math.inf, -math.inf, [])  # no value at all: a C-level find
-        low = _min_positive(self._before)
-        found = bounds(spec.ratio, low, max(self._before)) if low < math.inf else None
+            return BlockValues(math.inf, -math.inf, [])  # no value at all
+        found = _quiet_range(spec, self._before)
         if found is not None and not self._outside(found, block):
             tail, self._tail_step = _tail(spec, block, self._tail_step)
             if tail:  # else values only the loose pattern reads: summarize them
                 self._before = tail
-                (lo_d, lo_e), (hi_d, hi_e) = found
-                return BlockValues(float(f"{lo_d}e{lo_e}"), float(f"{hi_d}e{hi_e}"), tail)
+                return BlockValues(decimal(found[0]), decimal(found[1]), tail)
         summary = summarize(spec, block)
         if summary is not None and summary.tail:
             self._before = summary.tail
@@ -183,8 +181,7 @@ class ValueSeries:
         that the window proves cannot jump: one C-level search, no value converted."""
         if self.seen < self.spec.warmup:
             return False
-        low = _min_positive(self.window)
-        found = bounds(self.spec.ratio, low, max(self.window)) if low < math.inf else None
+        found = _quiet_range(self.spec, self.window)
         if found is None or self._outside(found, block):
             return False
         tail, self._tail_step = _tail(self.spec, block, self._tail_step)
@@ -246,6 +243,12 @@ def _warmup_end(spec: ValueSignal, block: bytes, needed: int) -> int:
         if found >= needed:
             return block.find(b"\n", m.end()) + 1 or len(block)
     return len(block) if found else 0
+
+
+def _quiet_range(spec: ValueSignal, window: Collection[float]) -> Range | None:
+    """The range in which no value can jump after ``window`` (value_screen.bounds)."""
+    low = _min_positive(window)
+    return bounds(spec.ratio, low, max(window)) if low < math.inf else None
 
 
 def _min_positive(values: Iterable[float]) -> float:
