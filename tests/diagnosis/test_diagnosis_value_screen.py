@@ -19,6 +19,15 @@ from denpex.diagnosis.matcher import ValueSignal, default_catalog
 from denpex.diagnosis.values import RangeSummaries, ValueSeries, exact_values, summarize
 
 
+@pytest.fixture(params=["hyperscan", "regex"])
+def screen(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both value screens: Hyperscan's (when installed) and the regex one."""
+    if request.param == "hyperscan" and not hyperscreen.available():
+        pytest.skip("hyperscan is not installed")
+    monkeypatch.setenv("DENPEX_SCREEN", request.param)
+    return str(request.param)
+
+
 def _spec(name: str) -> ValueSignal:
     return next(v for v in default_catalog().values if v.signal.name == name)
 
@@ -99,7 +108,7 @@ def test_a_value_near_ratio_times_a_flat_median_is_judged_as_without_screen(
     assert bool(got[0]) == (float(times) >= 10)
 
 
-def test_a_drop_that_lowers_the_median_and_then_a_spike_is_found() -> None:
+def test_a_drop_that_lowers_the_median_and_then_a_spike_is_found(screen: str) -> None:
     spec = _spec("grad_norm_value")
     lines = _steady(3000, seed=5, key="grad_norm", around=0.5)
     lines += [b"{'grad_norm': 0.05}\n"] * 300  # the median drops
@@ -112,7 +121,7 @@ def test_a_drop_that_lowers_the_median_and_then_a_spike_is_found() -> None:
     assert block[got[0][0] :].startswith(b"grad_norm': 0.9}")  # the first jump is the spike
 
 
-def test_random_series_in_mixed_forms_match_the_value_by_value_path() -> None:
+def test_random_series_in_mixed_forms_match_the_value_by_value_path(screen: str) -> None:
     """Values in plain, exponent and odd forms, drifting over decades, with spikes and
     zeros: jumps and the final window are those of checking every value."""
     forms = ["%.4f", "%.6E", "%.3e", "%g", "%.17g", "%.1f", "%08.3f", "%d"]
@@ -135,7 +144,9 @@ def test_random_series_in_mixed_forms_match_the_value_by_value_path() -> None:
             assert _series_jumps(spec, blocks) == _reference_jumps(spec, blocks), (seed, name)
 
 
-def test_quiet_blocks_are_not_read_value_by_value(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_quiet_blocks_are_not_read_value_by_value(
+    monkeypatch: pytest.MonkeyPatch, screen: str
+) -> None:
     """The point of the screen: a warm series with no value out of range reads only the last
     values of each block, never all of them."""
     spec = _spec("loss_value")
@@ -162,7 +173,7 @@ GRAD_SPIKE = "[rank1]:{'loss': 2.1, 'grad_norm': 5.5E+01, 'learning_rate': 2.7e-
     [(NAN, "nan-inf-loss"), (LOSS_SPIKE, "loss-spike"), (GRAD_SPIKE, "gradient-explosion")],
 )
 def test_findings_are_those_of_the_unscreened_scanner(
-    line: str, failure: str, monkeypatch: pytest.MonkeyPatch
+    line: str, failure: str, monkeypatch: pytest.MonkeyPatch, screen: str
 ) -> None:
     """A whole HF log through LogScanner, the failure's lines in a late block: the findings
     of the scanner without the screen."""
@@ -276,7 +287,9 @@ def test_hyperscan_value_screen_finds_what_the_regex_screen_finds() -> None:
                 assert search.found(block) == bool(rx.search(block)), (spec.name, lo, block)
 
 
-def test_range_summaries_bound_each_blocks_values_and_convert_only_the_first() -> None:
+def test_range_summaries_bound_each_blocks_values_and_convert_only_the_first(
+    screen: str,
+) -> None:
     """A worker's summary of a quiet block is its range (an envelope: low at most the
     smallest positive value, high above the largest) and its exact last values; only a
     block the range does not hold is summarized value by value."""
@@ -310,7 +323,7 @@ def test_range_summaries_bound_each_blocks_values_and_convert_only_the_first() -
 
 
 def test_worker_summaries_find_a_spike_after_quiet_blocks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, screen: str
 ) -> None:
     """A metric log split over workers' ranges of many blocks: the spike late in a range,
     after blocks the workers screened from their own last values, is found as sequentially."""
