@@ -162,8 +162,8 @@ class HyperSearch:
 
         try:
             self._db.scan(block, match_event_handler=stop, scratch=self._scratch)
-        except hyperscan.ScanTerminated:
-            return True
+        except hyperscan.error:  # ScanTerminated where the package names it
+            return True  # stopped at a match (or failed: "may match" is the careful answer)
         return False
 
 
