@@ -39,6 +39,23 @@ def _flip(t: torch.Tensor, index: int, bit: int) -> None:
     flat[index] = flipped
 
 
+def _channel_dim(module: nn.Module, out: torch.Tensor) -> int:
+    # Linear layers, embeddings and norms over the last dim put channels last, whatever the
+    # rank (ConvNeXt runs its pointwise layers and LayerNorm on NHWC maps); convolutions,
+    # BatchNorm and channels-first norms on NCHW maps put them in dim 1.
+    if isinstance(module, nn.Linear | nn.Embedding | nn.LayerNorm):
+        return -1
+    if getattr(module, "data_format", None) == "channels_last" or out.dim() != 4:
+        return -1
+    return 1
+
+
+def _lane(weight: torch.Tensor, row: int) -> torch.Tensor:
+    # One output row of a matrix or one filter of a convolution; in fused MoE experts stacked
+    # as (experts, out, in), the same row of every expert, as one lane of the grouped kernel.
+    return weight[:, row] if weight.dim() == 3 else weight[row]
+
+
 class Injector:
     """Hooks one fault into a model and its optimizer; ``step`` is the 1-based step number."""
 
@@ -56,14 +73,12 @@ class Injector:
     def _active(self, kind: str) -> bool:
         return bool(self.fault and self.fault.kind == kind and self.step >= self.fault.onset)
 
-    def _scale(self, _m: nn.Module, _inp: object, out: object) -> object:
+    def _scale(self, module: nn.Module, _inp: object, out: object) -> object:
         if not self._active("compute") or not isinstance(out, torch.Tensor):
             return None
         assert self.fault
         out = out.clone()
-        # Convolutions and BatchNorm put channels in dim 1; linear layers in the last dim.
-        dim = 1 if out.dim() == 4 else -1
-        out.select(dim, self.fault.channel).mul_(1 + self.fault.eps)
+        out.select(_channel_dim(module, out), self.fault.channel).mul_(1 + self.fault.eps)
         return out
 
     def before_update(self) -> None:
@@ -75,8 +90,8 @@ class Injector:
         if f is None or self.step < f.onset:
             return
         if f.kind == "lane" and self._before is not None:
-            p, row = self._param().data, f.channel
-            p[row] = self._before[row] + (p[row] - self._before[row]) * (1 + f.eps)
+            p, before = _lane(self._param().data, f.channel), _lane(self._before, f.channel)
+            p.copy_(before + (p - before) * (1 + f.eps))
         elif f.kind == "flip" and self.step == f.onset:
             _flip(self._param(), f.channel * 7 + 1, f.bit)
         elif f.kind == "flip-state" and self.step == f.onset:

@@ -25,6 +25,8 @@ class Arch:
     loss: Callable[[nn.Module, object, int], torch.Tensor]  # summed loss over the micro-batch
     # Modules whose output channel a compute fault scales, by where they sit.
     sites: dict[str, str]
+    # The parameter of the MLP (or late conv) site an optimizer-lane fault strikes.
+    lane_weight: str = "weight"
 
 
 def _hf_quiet() -> None:
@@ -94,6 +96,77 @@ def _vit() -> nn.Module:
     return ViTForImageClassification(cfg)
 
 
+def _t5() -> nn.Module:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    _hf_quiet()
+    # Encoder-decoder, relative position buckets instead of positions, no biases, RMS norms,
+    # input and output embeddings tied.
+    cfg = T5Config(
+        d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4,
+        vocab_size=VOCAB, dropout_rate=0.0, relative_attention_num_buckets=8,
+        relative_attention_max_distance=SEQ // 2, decoder_start_token_id=0, pad_token_id=0,
+        eos_token_id=1,
+    )  # fmt: skip
+    return T5ForConditionalGeneration(cfg)
+
+
+def _neox() -> nn.Module:
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    _hf_quiet()
+    # One fused query_key_value projection with a bias, rotary on a quarter of each head,
+    # attention and MLP side by side on the same input (parallel residual).
+    cfg = GPTNeoXConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, rotary_pct=0.25,
+        use_parallel_residual=True, hidden_dropout=0.0, attention_dropout=0.0,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    return GPTNeoXForCausalLM(cfg)
+
+
+def _convnext() -> nn.Module:
+    from transformers import ConvNextConfig, ConvNextForImageClassification
+
+    _hf_quiet()
+    # Depthwise 7x7 convolutions, LayerNorm over channels (no BatchNorm: the accumulation
+    # split is round-off here), pointwise MLPs, layer scale.
+    cfg = ConvNextConfig(
+        num_channels=3, patch_size=2, num_stages=2, hidden_sizes=[16, 32], depths=[2, 2],
+        image_size=IMAGE, num_labels=CLASSES, drop_path_rate=0.0,
+    )  # fmt: skip
+    return ConvNextForImageClassification(cfg)
+
+
+def _swin() -> nn.Module:
+    from transformers import SwinConfig, SwinForImageClassification
+
+    _hf_quiet()
+    # Attention inside 4x4 windows (shifted every other block) with a relative position bias
+    # table, patch merging between the stages.
+    cfg = SwinConfig(
+        image_size=IMAGE, patch_size=2, num_channels=3, embed_dim=32, depths=[2, 2],
+        num_heads=[2, 4], window_size=4, mlp_ratio=2.0, drop_path_rate=0.0,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return SwinForImageClassification(cfg)
+
+
+def _mixtral() -> nn.Module:
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    _hf_quiet()
+    # Sparse MoE without a shared expert: a top-2 router over four experts whose weights are
+    # fused into one (experts, out, in) tensor per projection.
+    cfg = MixtralConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, num_local_experts=4, num_experts_per_tok=2, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, tie_word_embeddings=False,
+    )  # fmt: skip
+    return MixtralForCausalLM(cfg)
+
+
 def _cnn() -> nn.Module:
     def block(cin: int, cout: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
@@ -147,6 +220,18 @@ def _masked_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
     )
 
 
+def _seq2seq_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
+    assert isinstance(seqs, torch.Tensor)
+    # The encoder reads the first half of each chain, the decoder writes the second half.
+    half = SEQ // 2
+    source, target = seqs[:, :half], seqs[:, half:]
+    start = torch.zeros_like(target[:, :1])
+    logits = model(input_ids=source, decoder_input_ids=torch.cat([start, target[:, :-1]], 1)).logits
+    return nn.functional.cross_entropy(
+        logits.reshape(-1, VOCAB).float(), target.reshape(-1), reduction="sum"
+    ) / (total * half)
+
+
 def _image_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     assert isinstance(batch, tuple)
     images, labels = batch
@@ -183,5 +268,27 @@ ARCHS: dict[str, Arch] = {
                        "vit.embeddings.patch_embeddings.projection", "layernorm_after")),
         Arch("cnn", _cnn, _images, _image_loss,
              {"conv": "1.0", "conv-late": "3.0", "stem": "0.0", "norm": "1.1"}),
+        # Rotation 3's held-out architectures, sites by the same rule: layer 0's attention
+        # input projection, layer 1's first MLP projection, the token (patch) embedding the
+        # model calls, layer 1's pre-MLP norm; for a convolutional net the stem, the second
+        # block's convolution, the first one of the later stage, and the `conv` block's norm.
+        Arch("t5", _t5, _tokens, _seq2seq_loss,
+             _lm_sites("encoder.block", "layer.0.SelfAttention.q", "layer.1.DenseReluDense.wi",
+                       "encoder.embed_tokens", "layer.1.layer_norm")),
+        Arch("neox", _neox, _tokens, _causal_loss,
+             _lm_sites("gpt_neox.layers", "attention.query_key_value", "mlp.dense_h_to_4h",
+                       "gpt_neox.embed_in", "post_attention_layernorm")),
+        Arch("convnext", _convnext, _images, _image_loss,
+             {"conv": "convnext.encoder.stages.0.layers.1.dwconv",
+              "conv-late": "convnext.encoder.stages.1.layers.0.dwconv",
+              "stem": "convnext.embeddings.patch_embeddings",
+              "norm": "convnext.encoder.stages.0.layers.1.layernorm"}),
+        Arch("swin", _swin, _images, _image_loss,
+             _lm_sites("swin.encoder.layers.0.blocks", "attention.q_proj", "mlp.fc1",
+                       "swin.embeddings.patch_embeddings.projection", "layernorm_after")),
+        Arch("mixtral", _mixtral, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.experts",
+                       "model.embed_tokens", "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
     )
 }  # fmt: skip

@@ -1,0 +1,117 @@
+"""bench/trainings/corpus.py: the real-training corpus has the structure docs/drift-statistics.md
+reports figures on (every architecture tuned on or held out, never both; a reference, a noise
+reference, healthy reruns and faults at the standard sites), and every fault strikes what its
+label says on the real model: one output channel of the site, one lane of the weight."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+from paths import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+from trainings.corpus import HELD_OUT, TUNING, family
+from trainings.faults import Fault, Injector
+from trainings.models import ARCHS
+
+
+def test_every_architecture_is_tuned_on_or_held_out_never_both() -> None:
+    assert set(TUNING) | set(HELD_OUT) == set(ARCHS)
+    assert not set(TUNING) & set(HELD_OUT)
+    # The acceptance (issue 9) is measured on >= 40 healthy pairs over >= 5 held-out archs.
+    assert len(HELD_OUT) >= 5
+    assert sum(r.role == "healthy" for a in HELD_OUT for r in family(a)) >= 40
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_a_family_has_its_references_reruns_and_faults_at_every_site(arch: str) -> None:
+    runs = family(arch)
+    assert [r.role for r in runs[:2]] == ["ref", "noise"]
+    assert sum(r.role == "healthy" for r in runs) >= 6
+    faults = [r.spec.fault for r in runs if r.role == "fault"]
+    assert all(f is not None for f in faults)
+    compute = {f.site for f in faults if f and f.kind == "compute"}
+    assert compute == set(ARCHS[arch].sites.values())
+    kinds = {f.kind for f in faults if f}
+    assert {"compute", "lane", "flip"} <= kinds
+    # Healthy reruns and the faulty runs' own noise differ from the reference's settings only.
+    assert len({r.path for r in runs}) == len(runs)
+
+
+def _out_channels(module: nn.Module) -> int:
+    if isinstance(module, nn.Linear):
+        return module.out_features
+    if isinstance(module, nn.Conv2d):
+        return module.out_channels
+    if isinstance(module, nn.Embedding):
+        return module.embedding_dim
+    # Norms (weight of one per channel) and fused experts (..., hidden): the last dim.
+    return next(module.parameters()).shape[-1]
+
+
+def _site_output(arch: str, fault: Fault | None) -> dict[str, torch.Tensor]:
+    spec = ARCHS[arch]
+    torch.manual_seed(0)
+    model = spec.build()
+    inject = Injector(fault, model, torch.optim.SGD(model.parameters(), lr=0.1))
+    inject.step = 1
+    seen: dict[str, torch.Tensor] = {}
+    modules = dict(model.named_modules())
+    for name in spec.sites.values():
+        # Registered after the injector's hook, so this sees the faulty output.
+        modules[name].register_forward_hook(
+            lambda _m, _i, out, name=name: seen.__setitem__(name, out.detach())
+        )
+    batch = next(spec.batches(0))
+    with torch.no_grad():
+        spec.loss(model, batch, len(batch[1]) if isinstance(batch, tuple) else len(batch))
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("arch", "site"), [(a, s) for a in sorted(ARCHS) for s in ARCHS[a].sites.values()]
+)
+def test_a_compute_fault_scales_one_output_channel_of_its_site(arch: str, site: str) -> None:
+    fault = Fault("compute", site, onset=1, eps=1.0)
+    clean, faulty = _site_output(arch, None)[site], _site_output(arch, fault)[site]
+    channels = _out_channels(dict(ARCHS[arch].build().named_modules())[site])
+    changed = faulty != clean
+
+    def at_channel(d: int) -> torch.Tensor:
+        shape = [-1 if i == d else 1 for i in range(clean.dim())]
+        index = torch.arange(clean.shape[d]).reshape(shape)
+        # Zeros stay zeros (BERT's padding embedding row).
+        return (index == fault.channel) & (clean != 0)
+
+    # Exactly the elements at index `fault.channel` of the channel axis, doubled.
+    axes = [d for d, size in enumerate(clean.shape)
+            if size == channels and torch.equal(changed, at_channel(d))]  # fmt: skip
+    assert axes, f"{site}: the fault did not strike channel {fault.channel} of {channels}"
+    torch.testing.assert_close(faulty[changed], 2 * clean[changed])
+
+
+def test_a_lane_fault_in_fused_experts_strikes_one_row_of_each_expert() -> None:
+    site = ARCHS["mixtral"].sites["mlp"] + "." + ARCHS["mixtral"].lane_weight
+    torch.manual_seed(0)
+    model = ARCHS["mixtral"].build()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    fault = Fault("lane", site, onset=1, eps=1.0)
+    inject = Injector(fault, model, opt)
+    inject.step = 1
+    weight = dict(model.named_parameters())[site]
+    weight.grad = torch.ones_like(weight)
+    before = weight.detach().clone()
+    inject.before_update()
+    opt.step()
+    inject.after_update()
+    moved = (weight.detach() - before).abs()
+    row = fault.channel
+    torch.testing.assert_close(moved[:, row], 2 * moved[:, row + 1])
+    others = torch.ones(weight.shape[1], dtype=torch.bool)
+    others[row] = False
+    torch.testing.assert_close(moved[:, others], torch.full_like(moved[:, others], 0.1))
