@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from denpex.diagnosis import LogScanner, diagnose_paths, hyperscreen
-from denpex.diagnosis.candidates import BlockScreen
+from denpex.diagnosis import LogScanner, candidates, diagnose_paths, hyperscreen
+from denpex.diagnosis.candidates import BlockScreen, noisy_units
 from denpex.diagnosis.context import EXTRACTOR_NAMES, extractor
 from denpex.diagnosis.lines import visible_segments
 from denpex.diagnosis.matcher import compile_catalog, default_catalog
 from denpex.diagnosis.ranks import split_prefix
-from paths import LOGS
+from denpex.diagnosis.scanner import prepare_screen
+from paths import CORPUS, LOGS
 
 pytestmark = pytest.mark.skipif(
     not hyperscreen.available(), reason="the optional hyperscan package is not installed"
@@ -231,3 +232,55 @@ def test_direct_matches_are_placed_on_their_line_with_or_without_start_tracking(
     }
     assert hits == expected
     assert len(expected) == 5
+
+
+def _hf_sample(lines: int) -> bytes:
+    return b"".join(
+        b"[rank%d]:{'loss': 2.%04d, 'grad_norm': 0.%06d, 'epoch': 0.01}\n" % (i % 8, i, i)
+        for i in range(lines)
+    )
+
+
+def test_noisy_units_counted_after_the_screen_found_their_literals(monkeypatch):
+    """A server compiles the catalog's screen at start-up (prepare_screen); each log it opens
+    then counts only the literals that screen finds in its first 64 KiB. The noisy units
+    must be those found by counting every literal, on every log of the tests."""
+    monkeypatch.delenv("DENPEX_SCREEN", raising=False)
+    cat = default_catalog()
+    samples = [p.read_bytes()[: 64 << 10] for p in FIXTURES + sorted(CORPUS.rglob("*.log"))]
+    samples += [_hf_sample(600), _hf_sample(600).upper()]
+    thresholds = (1, 8)
+    with monkeypatch.context() as uncompiled:
+        uncompiled.setattr(candidates, "_COMPILED", {})
+        counted = [noisy_units(cat, s, t) for s in samples for t in thresholds]
+    prepare_screen()
+    assert candidates._literals_present(cat, samples[-2]) is not None  # the screen is used
+    assert [noisy_units(cat, s, t) for s in samples for t in thresholds] == counted
+    assert sum(bool(n) for n in counted) > len(samples) // 2  # the comparison is not vacuous
+
+
+def test_noisy_units_of_case_insensitive_literals(monkeypatch):
+    """A case-insensitive literal is counted in the lower-cased sample: the screen must find
+    it whatever the sample's case (the shipped catalog has no such literal)."""
+    monkeypatch.delenv("DENPEX_SCREEN", raising=False)
+    entry = {
+        **default_catalog().entries["cuda-oom"],
+        "conditions": [],
+        "signals": [
+            {
+                "name": "disk",
+                "pattern": r"fatal: disk (?P<dev>sd[a-z]) lost",
+                "role": "initiating",
+                "ignore_case": True,
+            }
+        ],
+    }
+    cat = compile_catalog({"cuda-oom": entry})
+    assert cat.screen_literals(set())[1]  # a folded literal
+    samples = [b"[rank1]: FATAL: Disk ok\n" * 12 + b"healthy\n", b"healthy\n"]
+    samples.insert(1, samples[0].lower())
+    counted = [noisy_units(cat, s, 8) for s in samples]
+    assert counted[0] and counted[1] and not counted[2]
+    BlockScreen(cat)  # compiles its screen
+    assert candidates._literals_present(cat, samples[0]) is not None
+    assert [noisy_units(cat, s, 8) for s in samples] == counted

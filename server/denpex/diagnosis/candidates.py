@@ -116,10 +116,14 @@ def noisy_units(cat: CompiledCatalog, sample: bytes, threshold: int) -> frozense
     healthy line's words ("'grad_norm': " in every HF step dict), cheaper searched directly."""
     exact, folded = cat.screen_literals(set())
     lowered = sample.lower() if folded else sample
+    present = _literals_present(cat, sample)
     hits: dict[int, int] = {}
-    for table, text in ((exact, sample), (folded, lowered)):
+    for table, text, caseless in ((exact, sample, False), (folded, lowered, True)):
         for literal, keys in table.items():
-            n = text.count(literal.encode("utf-8"))
+            raw = literal.encode("utf-8")
+            if present is not None and (raw.lower() if caseless else raw, caseless) not in present:
+                continue  # counting it would give 0
+            n = text.count(raw)
             for key in keys if n else ():
                 if key >= 0:  # a unit (extractors' anchors have keys below 0)
                     hits[key] = hits.get(key, 0) + n
@@ -129,6 +133,18 @@ def noisy_units(cat: CompiledCatalog, sample: bytes, threshold: int) -> frozense
         if n >= threshold
         and cat.units[uid].direct.search(lowered if cat.units[uid].folded else sample) is None
     )
+
+
+def _literals_present(cat: CompiledCatalog, sample: bytes) -> set[tuple[bytes, bool]] | None:
+    """The screen literals that occur in ``sample``, found by the catalog's undemoted
+    Hyperscan screen when it is already compiled (a server compiles it at start-up), else
+    None: count them all. Counting each of the ~340 literals in 64 KiB costs ~6 ms for every
+    log opened in the editor; the screen finds the few that occur in ~0.2 ms. The screen
+    holds every literal that guards a unit (only extractors' anchors searched by their own
+    pattern are left out, and noisy_units does not count those)."""
+    compiled = _COMPILED.get((id(cat), frozenset())) if uses_hyperscan() else None
+    screen = compiled[1] if compiled is not None else None
+    return screen.own_scratch().literals_in(sample) if screen is not None else None
 
 
 def _raw_confirm(rx: re.Pattern[str]) -> re.Pattern[bytes] | None:

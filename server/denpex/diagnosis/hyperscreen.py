@@ -64,6 +64,7 @@ class HyperScreen:
                 lit = text.encode("utf-8")
                 merged.setdefault((lit.lower() if caseless else lit, caseless), set()).update(keys)
         self._lengths: list[int] = []
+        self._literals = list(merged)  # (literal, caseless) by expression id, first in the db
         for (lit, caseless), keys in merged.items():
             expressions.append(literal_pattern(lit))
             flags.append(hyperscan.HS_FLAG_CASELESS if caseless else 0)
@@ -119,6 +120,22 @@ class HyperScreen:
         self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
         keys = self._keys
         return [(pos, keys[eid]) for pos, eid in found]
+
+    def literals_in(self, block: bytes) -> set[tuple[bytes, bool]]:
+        """(literal, caseless) of this screen's literals that occur in ``block`` (caseless
+        ones lower-cased): what ``literal in block`` (``in block.lower()``) finds for each,
+        in one pass, at the cost of a callback per occurrence."""
+        if self._db is None:
+            return set()
+        found: set[int] = set()
+        add = found.add
+
+        def on_match(eid: int, _start: int, _end: int, _flags: int, _ctx: object) -> None:
+            add(eid)
+
+        self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
+        literals = self._literals
+        return {literals[eid] for eid in found if eid < len(literals)}
 
 
 def literal_pattern(literal: bytes) -> bytes:
