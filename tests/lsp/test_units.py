@@ -1,16 +1,19 @@
 """The server's pure parts: escape stripping across chunk boundaries, LSP position
-bookkeeping under edits, settings parsing."""
+bookkeeping under edits, settings parsing, the JSON of frames."""
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 from pytest import MonkeyPatch
 
 from denpex.diagnosis.lines import visible_segments
-from denpex.lsp import documents, positions
+from denpex.lsp import documents, framing, positions
 from denpex.lsp.documents import LogDocument
 from denpex.lsp.settings import parse
 from denpex.lsp.terminals import EscapeStripper
@@ -139,3 +142,47 @@ def test_settings_shapes_and_problems(tmp_path: Path) -> None:
     assert not parse(
         {"python": {"interpreter": "/usr/bin/python3"}, "terminal.watch": False}
     ).problems
+
+
+def _frame_bodies() -> list[bytes]:
+    doc = '[rank5]: température ✓ 100%|██████████| 10/10\r\n\t"quoted" \\ path\n' * 3
+    message = {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"text": doc}}
+    return [
+        json.dumps(message, ensure_ascii=False).encode(),  # as editors send it
+        json.dumps(message).encode(),  # every non-ASCII character escaped
+        b'{"text": "tail \\ud800 end \\udcff"}',  # lone surrogates (an editor's mangled text)
+        b'{"x": NaN, "y": -Infinity, "z": 1e400, "w": -0.0}',
+        b'{"id": 123456789012345678901234567890, "n": -9223372036854775809}',
+        b'{"a": 1, "a": 2}',
+        json.dumps({"text": "\U0001f600 ok"}).encode("utf-16"),  # json detects UTF-16
+        b"[" * 5000 + b"]" * 5000,
+        b'{"bad": "\xff\xfe"}',
+        b'{"trailing": 1} x',
+        b"",
+    ]
+
+
+def _outcome(body: bytes) -> str:
+    try:
+        value = framing.parse(body)
+    except (ValueError, RecursionError):
+        return "refused"
+    # repr tells -0.0, NaN and an int from a float apart, which == does not.
+    return repr(value) if not isinstance(value, float) or not math.isnan(value) else "nan"
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "json"])
+def test_frames_parse_to_what_the_json_module_gives(fast: bool, monkeypatch: MonkeyPatch) -> None:
+    """With orjson (what the server uses when it is installed) or without it, every frame
+    body parses to the json module's value, or is refused where the json module refuses
+    it: what orjson refuses (lone surrogates, NaN, huge integers, UTF-16) is parsed again."""
+    if fast:
+        pytest.importorskip("orjson")
+    else:
+        monkeypatch.setattr(framing, "orjson", None)
+    for body in _frame_bodies():
+        try:
+            expected = repr(json.loads(body))
+        except (ValueError, RecursionError):
+            expected = "refused"
+        assert _outcome(body) == expected, body[:60]
