@@ -31,7 +31,7 @@ from pygls.protocol import JsonRPCProtocol
 try:
     import orjson
 except ImportError:  # optional (see pyproject.toml): the standard parser alone
-    orjson = None  # type: ignore[assignment]
+    orjson = None  # type: ignore[assignment, unused-ignore]
 
 log = logging.getLogger(__name__)
 
