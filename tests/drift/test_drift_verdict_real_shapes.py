@@ -179,3 +179,69 @@ def test_a_channel_held_while_training_freezes_is_still_a_fault() -> None:
     assert verdict.verdict == "gradual_drift", verdict.notes
     assert verdict.onset_step == 60
     assert any("one channel holds" in n for n in verdict.notes), verdict.notes
+
+
+def _with_noise(run: list[list[TensorDiff]], noise: list[list[TensorDiff]]):
+    def series(extra: list[list[TensorDiff]]) -> list[StepDiff]:
+        return [StepDiff(step=s, tensors=spread(i) + extra[i]) for i, s in enumerate(STEPS)]
+
+    return assess(series(run), series(noise))
+
+
+def _channel(index: int, share: list[float], scale: float = 1.0) -> list[list[TensorDiff]]:
+    return [[matrix("stage.pwconv2.weight", scale * grow(i), row=(index, s))] for i, s in
+            enumerate(share)]  # fmt: skip
+
+
+def test_a_channel_the_noise_run_concentrates_in_too_is_the_models_own() -> None:
+    # ConvNeXt reruns (rotation 3): row 28 of the last pointwise conv (a channel starved of
+    # gradient) rose to 0.6-0.99 of its tensor from step 48 in every healthy rerun and in the
+    # noise run alike. A fault in the run cannot show in another run.
+    rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
+    verdict = _with_noise(_channel(28, rise), _channel(28, rise, scale=0.5))
+    assert not verdict.flagged, verdict.notes
+
+
+def test_a_channel_concentrated_only_in_the_run_is_still_a_fault_with_a_noise_run() -> None:
+    rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
+    elsewhere = _channel(28, rise, scale=0.5)
+    verdict = _with_noise(_channel(3, rise, scale=50.0), elsewhere)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+
+
+# A healthy rerun that bifurcates away from the reference after a few checkpoints (squared).
+BIFURCATE = [1.0, 1.0, 1e2, 1e4, 1e6, 1e7, 1e8, 1e8, 1e8, 1e8]
+
+
+def test_a_noise_run_quieter_than_every_tensor_of_the_run_is_no_envelope() -> None:
+    # T5 reruns (rotation 3): the noise run stayed within 6e-8 of the reference while healthy
+    # reruns bifurcated to 1e-3, every tensor alike and none localised. Each tensor sat 10^4
+    # times outside the envelope; measured against the run's median tensor none stands out.
+    loud = [[matrix(f"block.{k}.weight", BIFURCATE[i] * grow(i)) for k in range(6)]
+            for i in range(10)]  # fmt: skip
+    quiet = [[matrix(f"block.{k}.weight", grow(i)) for k in range(6)] for i in range(10)]
+    verdict = _with_noise(loud, quiet)
+    assert not verdict.flagged, verdict.notes
+
+
+def test_a_tensor_rising_above_a_loud_run_leaves_the_envelope() -> None:
+    # The same loud run with one tensor pushed up from the checkpoint after step 50.
+    def lift(i: int, k: int) -> float:
+        return 100.0 * (i - 3) if k == 0 and i >= 4 else 1.0
+
+    loud = [[matrix(f"block.{k}.weight", BIFURCATE[i] * grow(i) * lift(i, k)) for k in range(6)]
+            for i in range(10)]  # fmt: skip
+    quiet = [[matrix(f"block.{k}.weight", grow(i)) for k in range(6)] for i in range(10)]
+    verdict = _with_noise(loud, quiet)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+    assert verdict.onset_step == 60
+
+
+def test_a_channel_that_stops_dominating_its_tensor_is_the_models_own() -> None:
+    # Qwen2-MoE (rotation 3's re-run): the shared expert's channel 52 held 0.62-0.67 of
+    # gate_proj over the first checkpoints, then 0.5 and under from step 60 to the end, by
+    # just over 3/4 of its lift in one rerun. A fed fault keeps its channel dominant.
+    share = [0.62, 0.67, 0.62, 0.56, 0.5, 0.48, 0.47, 0.47, 0.46, 0.47]
+    extra = [[matrix("expert.gate.weight", grow(i), row=(52, sh))] for i, sh in enumerate(share)]
+    verdict = judged(extra)
+    assert not verdict.flagged, verdict.notes
