@@ -65,6 +65,8 @@ def test_binary_probe():
         ("[default3]:boom", 3, "boom"),
         ("[default3]:[rank11]:boom", 11, "boom"),  # the global marker wins over the local one
         ("[1,3]<stderr>:boom", 3, "boom"),
+        ("Fri Aug 18 12:44:11 2017[1,93]<stderr>:boom", 93, "boom"),  # --timestamp-output
+        ("Fri Aug 18 12:44:11 2017 boom", None, "Fri Aug 18 12:44:11 2017 boom"),
         ("  3: boom", 3, "boom"),
         ("12:00:01 boom", None, "12:00:01 boom"),
     ],

@@ -92,6 +92,14 @@ CASES = [
     Case("e134", "nan-inf-loss"),  # losses: nan on every metric line
     Case("e118", "nan-inf-loss"),  # HF: 'loss': 0.000, 'grad_norm': nan
     Case("e139", "loss-scale-overflow"),  # fairseq epoch summary: loss_scale 0.000
+    # Part F's dev half.
+    Case("f011", "collective-mismatch"),  # DeepSpeed ZeRO-3: disagreement between rank0 and rank2
+    Case("f015", "nccl-internal-error"),  # NCCL WARN Call to ibv_create_qp failed (set-up)
+    Case("f123", "process-killed-signal", 93, "high"),  # "Fri Aug 18 ... 2017[1,93]<stderr>:"
+    Case("f032", "rendezvous-failure"),  # JAX: DEADLINE_EXCEEDED: Barrier timed out
+    Case("f034", "rendezvous-failure"),  # XLA coordination agent: DEADLINE_EXCEEDED
+    Case("f036", "dataloader-worker-killed"),  # Paddle: DataLoader process (pid N) exited is ...
+    Case("f142", "process-killed-signal"),  # markdown-escaped glog line: "**\* SIGSEGV"
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
 ]

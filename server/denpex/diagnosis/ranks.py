@@ -33,6 +33,9 @@ _PREFIXES = (
         r"^[A-Za-z0-9][\w./-]{0,252}:? (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"
     ),
     re.compile(r"\[pod/[^\]\s]{1,300}\] "),
+    # mpirun --timestamp-output puts a ctime first, with no space before its rank tag:
+    # "Fri Aug 11 12:31:45 2023[1,0]<stdout>:".
+    re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<)"),
     re.compile(
         r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? {1,4}"
         r"(?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<|\[pod/)"
