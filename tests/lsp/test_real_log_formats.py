@@ -100,6 +100,8 @@ CASES = [
     Case("f034", "rendezvous-failure"),  # XLA coordination agent: DEADLINE_EXCEEDED
     Case("f036", "dataloader-worker-killed"),  # Paddle: DataLoader process (pid N) exited is ...
     Case("f142", "process-killed-signal"),  # markdown-escaped glog line: "**\* SIGSEGV"
+    Case("e020", "rank-exception", 1, "low"),  # torchelastic: failed (exitcode: 1) alone
+    Case("f035", "rank-exception", 3, "low"),  # Paddle: trainer process with rank=[3] aborted
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
 ]

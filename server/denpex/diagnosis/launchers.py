@@ -10,6 +10,7 @@ rank itself died without a word: SIGKILL, SIGSEGV). Each summary names one proce
 - torch.multiprocessing: ``process 3 terminated with signal SIGKILL``;
 - srun: ``srun: error: node-b: task 11: Killed``;
 - Ray Train: ``Worker 0 has failed.``
+- PaddlePaddle: ``the trainer process with rank=[3] was aborted``
 
 The traps: torchelastic's "first failure" is only the first exit its
 agent noticed, so a rank that aborted (-6) after watchdog timeouts is collateral, and a
@@ -40,7 +41,7 @@ _SIGNALS.update({"SIGINT": -2, "SIGHUP": -1, "SIGILL": -4, "SIGFPE": -8})
 class Claim:
     """One launcher line naming one process as failed."""
 
-    kind: str  # "torchelastic", "root-cause", "mpirun", "mpich", "spawn", "srun", "ray"
+    kind: str  # "torchelastic", "root-cause", "mpirun", "mpich", "spawn", "srun", "ray", "paddle"
     rank: int
     local: bool  # torchelastic's local_rank: the global rank only on a single node
     exitcode: int | None  # negative: killed by that signal
@@ -110,6 +111,11 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "closing_pid": (
         ["closing signal SIG"],
         re.compile(r"Sending process (?P<pid>\d{1,10}) closing signal SIG(?:TERM|KILL)"),
+    ),
+    # PaddlePaddle's launcher names the trainer it saw abort.
+    "claim_paddle": (
+        ["was aborted"],
+        re.compile(r"the trainer process with rank=\[(?P<rank>\d{1,6})\] was aborted"),
     ),
     "claim_ray": (
         ["has failed"],
@@ -257,6 +263,7 @@ def _reason(claim: Claim) -> str:
         "spawn": "torch.multiprocessing's exit report",
         "srun": "srun's task report",
         "ray": "Ray Train's worker report",
+        "paddle": "Paddle's launcher report",
     }.get(claim.kind, "the launcher's summary")
     how = ""
     if claim.exitcode is not None:
