@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from denpex.diagnosis.hyperscan_cache import compile_block_database
 from denpex.diagnosis.literals import newline_only_last
 
 try:
@@ -85,18 +86,13 @@ class HyperScreen:
             self._keys.append(frozenset((uid,)))
             self._lengths.append(_BY_LAST_BYTE if by_end else _BY_START)
         self._db: Any = None
-        self._scratch: Any = None  # the database's own until own_scratch() gives one
+        self._scratch: Any = None
         if expressions:
-            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             try:
-                self._db.compile(
-                    expressions=expressions,
-                    ids=list(range(len(expressions))),
-                    elements=len(expressions),
-                    flags=flags,
-                )
+                self._db = compile_block_database(expressions, flags)
             except hyperscan.error as exc:
                 raise ValueError(f"Hyperscan cannot compile the screen: {exc}") from exc
+            self._scratch = hyperscan.Scratch(self._db)
 
     def own_scratch(self) -> HyperScreen:
         """This screen with scratch space of its own: one compiled database is shared by
@@ -160,12 +156,11 @@ class HyperSearch:
             (re.DOTALL, hyperscan.HS_FLAG_DOTALL),
         ):
             hs_flags |= hs_flag if flags & flag else 0
-        self._db: Any = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         try:
-            self._db.compile(expressions=[pattern], ids=[0], elements=1, flags=[hs_flags])
+            self._db: Any = compile_block_database([pattern], [hs_flags])
         except hyperscan.error as exc:
             raise ValueError(f"Hyperscan cannot compile {pattern!r}: {exc}") from exc
-        self._scratch: Any = None
+        self._scratch: Any = hyperscan.Scratch(self._db)
 
     def own_scratch(self) -> HyperSearch:
         """This search with scratch space of its own (see HyperScreen.own_scratch)."""
