@@ -205,3 +205,24 @@ def test_the_cli_with_a_corrupt_cache_answers_as_without_one(tmp_path: Path) -> 
     again = diagnose(tmp_path / "corrupt")
     assert (again.returncode, again.stdout, again.stderr) == (1, clean.stdout, "")
     assert diagnose(tmp_path / "clean").stdout == clean.stdout  # read from the cache
+
+
+def test_a_cache_that_others_may_write_or_a_link_is_not_read(
+    cache_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read as cachedir.read_private reads (hyperscan_cache's files are tested the same way)."""
+    _cached()
+    cache_file.chmod(0o666)
+    analysed: list[bool] = []
+    real = catalog_cache.analyze_catalog
+    monkeypatch.setattr(
+        catalog_cache, "analyze_catalog", lambda e: analysed.append(True) or real(e)
+    )
+    assert _same(_cached(), _fresh())
+    assert analysed == [True]
+    assert cache_file.stat().st_mode & 0o777 == 0o600
+    planted = tmp_path / "planted.json"
+    cache_file.rename(planted)
+    cache_file.symlink_to(planted)
+    assert _same(_cached(), _fresh())
+    assert analysed == [True, True]
