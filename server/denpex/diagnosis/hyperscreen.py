@@ -12,7 +12,8 @@ directly searched unit's pattern, case-insensitive ones with HS_FLAG_CASELESS in
 on a lower-cased block. Hyperscan reports each match through a Python callback, so the
 database holds only what the regex passes searched for: the value series (a loss on every
 step line) stay with their bulk ``findall`` (values.py), and a noisy literal is demoted to
-its unit's direct pattern exactly as before (scanner._demote_noisy).
+its unit's direct pattern exactly as before (scanner._demote_noisy). Databases are compiled
+once per machine: hyperscan_cache.py keeps them on disk between runs.
 """
 
 from __future__ import annotations
