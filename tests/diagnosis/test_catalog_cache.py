@@ -1,7 +1,9 @@
 """The catalog's analysis cache (catalog_cache.py): a run reads what an earlier one wrote,
-and a cache file is an input like any other: garbage, a foreign catalog's analysis, wrong
-types or flags, an analysis that does not fit the entries, or an unwritable directory all
-give the catalog compiled from scratch, through the CLI too."""
+and a cache file is an input like any other: garbage, a foreign catalog's analysis, an
+analysis that does not match its checksum, wrong types or flags, an analysis that does not
+fit the entries, or an unwritable directory all give the catalog compiled from scratch,
+through the CLI too. A pattern that does not compile in a file whose checksum was forged to
+match is found at its first use: exit 2 and one line, never a traceback."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from denpex import catalog
 from denpex.diagnosis import catalog_cache, matcher
 from denpex.diagnosis.context import EXTRACTOR_LITERALS
 from denpex.diagnosis.matcher import CompiledCatalog, compile_catalog
+from denpex.errors import InputError
 from paths import LOGS
 
 
@@ -50,7 +53,7 @@ def test_a_second_run_reads_the_analysis_an_earlier_one_wrote(
 ) -> None:
     assert _same(_cached(), _fresh())
     written = json.loads(cache_file.read_text())
-    assert set(written) == {"key", "analysis"}
+    assert set(written) == {"key", "sha256", "analysis"}
 
     def no_analysis(entries: Any) -> Any:
         raise AssertionError("analysed again although the cache holds it")
@@ -59,9 +62,15 @@ def test_a_second_run_reads_the_analysis_an_earlier_one_wrote(
     assert _same(_cached(), _fresh())
 
 
-def _tamper(cache_file: Path, change: Any) -> None:
+def _tamper(cache_file: Path, change: Any, *, forge_checksum: bool) -> None:
+    """Change the file's analysis; ``forge_checksum``: and its checksum to match (else the
+    change is what a damaged file looks like)."""
     data = json.loads(cache_file.read_text())
+    data["analysis"] = json.loads(data["analysis"])
     change(data)
+    data["analysis"] = json.dumps(data["analysis"])
+    if forge_checksum:
+        data["sha256"] = catalog_cache._digest(data["analysis"])
     cache_file.write_text(json.dumps(data))
 
 
@@ -93,6 +102,15 @@ def _value_row_short(d: dict[str, Any]) -> None:
     d["analysis"]["values"][0] = d["analysis"]["values"][0][:3]
 
 
+def _bad_value_regex(d: dict[str, Any]) -> None:
+    d["analysis"]["values"][0][1][0] = "(?P<value>unclosed"
+
+
+def _pattern_of_wrong_types(d: dict[str, Any]) -> None:
+    d["analysis"]["units"][0][3] = [1, 0]
+
+
+@pytest.mark.parametrize("forge_checksum", [False, True])
 @pytest.mark.parametrize(
     "change",
     [
@@ -100,22 +118,43 @@ def _value_row_short(d: dict[str, Any]) -> None:
         _debug_flag,
         _cover_of_numbers,
         _unit_on_value_signal,
-        _bad_regex,
         _foreign_key,
         _value_row_short,
+        _bad_value_regex,
+        _pattern_of_wrong_types,
     ],
 )
 def test_a_tampered_cache_is_ignored_and_rewritten(
-    cache_file: Path, change: Any, capsys: pytest.CaptureFixture[str]
+    cache_file: Path, change: Any, forge_checksum: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _cached()
-    _tamper(cache_file, change)
+    _tamper(cache_file, change, forge_checksum=forge_checksum)
     assert _same(_cached(), _fresh())
     assert capsys.readouterr().out == ""
     written = json.loads(cache_file.read_text())
-    assert catalog_cache._well_formed(written["analysis"])
-    rebuilt = matcher.build_catalog(catalog.entries(), written["analysis"], EXTRACTOR_LITERALS)
+    analysis = json.loads(written["analysis"])
+    assert written["sha256"] == catalog_cache._digest(written["analysis"])
+    assert catalog_cache._well_formed(analysis)
+    rebuilt = matcher.build_catalog(catalog.entries(), analysis, EXTRACTOR_LITERALS)
     assert _same(rebuilt, _fresh())
+
+
+def test_a_damaged_signal_pattern_is_caught_by_the_checksum(cache_file: Path) -> None:
+    _cached()
+    _tamper(cache_file, _bad_regex, forge_checksum=False)
+    assert _same(_cached(), _fresh())
+
+
+def test_a_forged_signal_pattern_that_does_not_compile_is_an_input_error(
+    cache_file: Path,
+) -> None:
+    """Signal patterns are compiled at first use (a log's candidates need few), so a forged
+    file's bad pattern is only found then: an InputError naming the cache, not re.error."""
+    _cached()
+    _tamper(cache_file, _bad_regex, forge_checksum=True)
+    cat = _cached()
+    with pytest.raises(InputError, match="analysis cache"):
+        _ = cat.signals[0].regex
 
 
 @pytest.mark.parametrize(
@@ -166,3 +205,24 @@ def test_the_cli_with_a_corrupt_cache_answers_as_without_one(tmp_path: Path) -> 
     again = diagnose(tmp_path / "corrupt")
     assert (again.returncode, again.stdout, again.stderr) == (1, clean.stdout, "")
     assert diagnose(tmp_path / "clean").stdout == clean.stdout  # read from the cache
+
+
+def test_a_cache_that_others_may_write_or_a_link_is_not_read(
+    cache_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read as cachedir.read_private reads (hyperscan_cache's files are tested the same way)."""
+    _cached()
+    cache_file.chmod(0o666)
+    analysed: list[bool] = []
+    real = catalog_cache.analyze_catalog
+    monkeypatch.setattr(
+        catalog_cache, "analyze_catalog", lambda e: analysed.append(True) or real(e)
+    )
+    assert _same(_cached(), _fresh())
+    assert analysed == [True]
+    assert cache_file.stat().st_mode & 0o777 == 0o600
+    planted = tmp_path / "planted.json"
+    cache_file.rename(planted)
+    cache_file.symlink_to(planted)
+    assert _same(_cached(), _fresh())
+    assert analysed == [True, True]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import random
 from pathlib import Path
 
 import pytest
@@ -281,8 +282,8 @@ def test_parallel_screening_equals_sequential(tmp_path, monkeypatch):
 
 
 def test_ranges_cover_every_line_once(tmp_path):
-    from denpex.diagnosis.lines import iter_blocks_at
-    from denpex.diagnosis.parallel import _align, _Until
+    from denpex.diagnosis.lines import FileReader, iter_blocks_at
+    from denpex.diagnosis.parallel import _align
 
     data = b"".join(b"line %d %s\n" % (i, b"x" * (i % 37)) for i in range(3000))
     log = tmp_path / "l.log"
@@ -291,9 +292,36 @@ def test_ranges_cover_every_line_once(tmp_path):
     with log.open("rb") as f:
         bounds = [*range(0, len(data), 1000), len(data)]
         for lo, hi in itertools.pairwise(bounds):
-            begin = _align(f, lo)
-            f.seek(begin)
-            for at, block in iter_blocks_at(_Until(f, begin, hi), 256):
+            begin, stop = _align(f, lo), _align(f, hi)
+            part = FileReader(f.fileno(), begin, stop, 100)
+            blocks = list(iter_blocks_at(part, 256, 100))
+            # A part of a file gives the blocks that a stream of just its bytes gives.
+            assert blocks == list(iter_blocks_at(io.BytesIO(data[begin:stop]), 256, 100))
+            for at, block in blocks:
                 assert data[begin + at : begin + at + len(block)] == block
                 seen += block
     assert seen == data
+
+
+def _random_log(rng: random.Random) -> bytes:
+    """Lines of every length around the block and line limits, sometimes no final newline."""
+    lengths = [rng.choice((0, 1, 2, 4, 5, 6, 29, 30, 31, 99, 100, 101, 300)) for _ in range(60)]
+    data = b"".join(bytes(rng.choice(b"abc \r") for _ in range(n)) + b"\n" for n in lengths)
+    return data[: rng.choice((len(data), len(data) - 1, len(data) - 7))]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_file_is_read_in_the_blocks_a_stream_of_it_gives(tmp_path, seed):
+    """A regular file is read through lines.FileReader (each block read once, at its size):
+    the blocks and their offsets must be the stream's, whatever the lines' lengths."""
+    from denpex.diagnosis.lines import iter_blocks_at
+
+    rng = random.Random(seed)
+    data = _random_log(rng)
+    log = tmp_path / "l.log"
+    log.write_bytes(data)
+    for size in (1, 7, 16, 64, 100, 257, 4096):
+        for max_line in (5, 30, 100):
+            expected = list(iter_blocks_at(io.BytesIO(data), size, max_line))
+            with log.open("rb") as f:
+                assert list(iter_blocks_at(f, size, max_line)) == expected, (size, max_line)

@@ -30,7 +30,7 @@ class BlockScreen:
         self.cat = cat
         self.freq = freq
         self.demoted = frozenset(demoted)
-        self._direct = cat.direct_units(set(self.demoted))
+        self._direct = cat.direct_units(set(self.demoted))  # unit ids
         self.value_base = len(cat.units)  # keys at and above: value-signal jumps
         # One Hyperscan scan per block when the package is there, else the regex passes.
         # An extractor's anchor sits on healthy lines too ("nranks" in every NCCL collective
@@ -86,13 +86,14 @@ class BlockScreen:
         if self._folded is not None:
             found.extend(self._folded.hits(block.lower()))  # ignore_case signals' anchors
         lowered: bytes | None = None
-        for uid, rx in self._direct:
+        for uid in self._direct:
             only = frozenset((uid,))
+            unit = self.cat.units[uid]
             text = block
-            if self.cat.units[uid].folded:
+            if unit.folded:
                 lowered = block.lower() if lowered is None else lowered
                 text = lowered
-            found.extend((m.start(), only) for m in rx.finditer(text))
+            found.extend((m.start(), only) for m in unit.direct.finditer(text))
         return found
 
     def _may_match(self, key: int, raw: bytes) -> bool:
@@ -164,7 +165,7 @@ _COMPILED_MAX = 16
 def _hyper_screen(
     cat: CompiledCatalog,
     demoted: frozenset[int],
-    direct: list[tuple[int, re.Pattern[bytes]]],
+    direct: list[int],
     extractors: dict[int, re.Pattern[bytes] | None],
 ) -> HyperScreen | None:
     if not uses_hyperscan():
@@ -181,17 +182,23 @@ def _hyper_screen(
 def _compile_hyper_screen(
     cat: CompiledCatalog,
     demoted: frozenset[int],
-    direct: list[tuple[int, re.Pattern[bytes]]],
+    direct: list[int],
     extractors: dict[int, re.Pattern[bytes] | None],
 ) -> HyperScreen | None:
     exact, folded = cat.screen_literals(set(demoted))
     searched = {key: rx for key, rx in extractors.items() if rx is not None}
     exact = {lit: rest for lit, keys in exact.items() if (rest := keys - searched.keys())}
-    # Hyperscan has no atomic groups, and an automaton needs none: it never backtracks.
     patterns = [
-        (uid, rx.pattern.replace(b"(?>", b"(?:"), cat.units[uid].folded) for uid, rx in direct
+        (uid, _direct_pattern(cat.units[uid].direct_source[0]), cat.units[uid].folded)
+        for uid in direct
     ] + [(key, rx.pattern, bool(rx.flags & re.IGNORECASE)) for key, rx in searched.items()]
     try:
         return HyperScreen(exact, folded, patterns)
     except ValueError:
         return None  # a pattern Hyperscan cannot compile: the regex passes handle it
+
+
+def _direct_pattern(source: str) -> bytes:
+    """A unit's direct pattern for Hyperscan, which has no atomic groups (an automaton needs
+    none: it never backtracks). Its flags are all in the unit (MULTILINE, folded)."""
+    return source.encode("utf-8").replace(b"(?>", b"(?:")

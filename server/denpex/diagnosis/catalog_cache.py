@@ -8,11 +8,14 @@ version (its regex parser) and the analysing code: a file for any other catalog 
 is a miss, redone and rewritten.
 
 The file is ours, but anything may have written it (a crash, a user, another version): it
-is read as an input. A file that is too large or does not parse, an analysis of the wrong
-shape or types, a regex flag the analysis never sets, or one that does not fit the entries
-(matcher.build_catalog checks) is ignored and the analysis redone. It is written
-atomically (a temporary file renamed); a cache that cannot be written only costs the next
-run its time.
+is read as an input (cachedir.read_private: a regular file of the user's, that nobody
+else may write). A file that is too large or does not parse, an analysis whose
+checksum does not match it, of the wrong shape or types, a regex flag the analysis never
+sets, or one that does not fit the entries (matcher.build_catalog checks) is ignored and
+the analysis redone. The checksum matters because the signals' patterns are compiled at
+first use, not when the file is read (matcher.Signal): a pattern garbled in the file would
+otherwise surface mid-scan. It is written atomically (a temporary file renamed); a cache
+that cannot be written only costs the next run its time.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -28,11 +30,11 @@ from typing import Any
 
 import denpex
 from denpex import catalog
-from denpex.cachedir import default_dir
+from denpex.cachedir import default_dir, read_private, write_private
 from denpex.diagnosis import literals, matcher
 from denpex.diagnosis.matcher import Analysis, CompiledCatalog, analyze_catalog, build_catalog
 
-_VERSION = 1
+_VERSION = 2  # 2: the analysis as checksummed JSON text
 _FILE = "catalog-analysis.json"
 _MAX_BYTES = 16 << 20  # the shipped catalog's is ~150 KB
 _FLAGS = re.IGNORECASE | re.MULTILINE | re.UNICODE  # all the analysis ever sets
@@ -70,27 +72,31 @@ def _key(entries: dict[str, catalog.Entry]) -> str | None:
 
 
 def _read(path: Path, key: str) -> Analysis | None:
+    raw = read_private(path, _MAX_BYTES)
     try:
-        with path.open("rb") as f:
-            raw = f.read(_MAX_BYTES + 1)
-        data = json.loads(raw) if len(raw) <= _MAX_BYTES else None
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("key") != key:
         return None
-    analysis = data.get("analysis")
+    text, digest = data.get("analysis"), data.get("sha256")
+    if not isinstance(text, str) or _digest(text) != digest:
+        return None
+    try:
+        analysis = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
     return analysis if _well_formed(analysis) else None
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _write(path: Path, key: str, analysis: Analysis) -> None:
-    tmp = path.with_name(f"{_FILE}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps({"key": key, "analysis": analysis}), encoding="utf-8")
-        os.replace(tmp, path)  # atomic: a reader never sees half a file
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    text = json.dumps(analysis)
+    record = {"key": key, "sha256": _digest(text), "analysis": text}
+    write_private(path, json.dumps(record).encode("utf-8"))
 
 
 def _well_formed(analysis: Any) -> bool:

@@ -12,7 +12,8 @@ directly searched unit's pattern, case-insensitive ones with HS_FLAG_CASELESS in
 on a lower-cased block. Hyperscan reports each match through a Python callback, so the
 database holds only what the regex passes searched for: the value series (a loss on every
 step line) stay with their bulk ``findall`` (values.py), and a noisy literal is demoted to
-its unit's direct pattern exactly as before (scanner._demote_noisy).
+its unit's direct pattern exactly as before (scanner._demote_noisy). Databases are compiled
+once per machine: hyperscan_cache.py keeps them on disk between runs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from denpex.diagnosis.hyperscan_cache import compile_block_database
 from denpex.diagnosis.literals import newline_only_last
 
 try:
@@ -85,18 +87,13 @@ class HyperScreen:
             self._keys.append(frozenset((uid,)))
             self._lengths.append(_BY_LAST_BYTE if by_end else _BY_START)
         self._db: Any = None
-        self._scratch: Any = None  # the database's own until own_scratch() gives one
+        self._scratch: Any = None
         if expressions:
-            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             try:
-                self._db.compile(
-                    expressions=expressions,
-                    ids=list(range(len(expressions))),
-                    elements=len(expressions),
-                    flags=flags,
-                )
+                self._db = compile_block_database(expressions, flags)
             except hyperscan.error as exc:
                 raise ValueError(f"Hyperscan cannot compile the screen: {exc}") from exc
+            self._scratch = hyperscan.Scratch(self._db)
 
     def own_scratch(self) -> HyperScreen:
         """This screen with scratch space of its own: one compiled database is shared by
@@ -160,12 +157,11 @@ class HyperSearch:
             (re.DOTALL, hyperscan.HS_FLAG_DOTALL),
         ):
             hs_flags |= hs_flag if flags & flag else 0
-        self._db: Any = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         try:
-            self._db.compile(expressions=[pattern], ids=[0], elements=1, flags=[hs_flags])
+            self._db: Any = compile_block_database([pattern], [hs_flags])
         except hyperscan.error as exc:
             raise ValueError(f"Hyperscan cannot compile {pattern!r}: {exc}") from exc
-        self._scratch: Any = None
+        self._scratch: Any = hyperscan.Scratch(self._db)
 
     def own_scratch(self) -> HyperSearch:
         """This search with scratch space of its own (see HyperScreen.own_scratch)."""

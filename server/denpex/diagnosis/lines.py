@@ -10,7 +10,9 @@ backtracking can cost more than its worst case on ``MAX_LINE`` bytes.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -45,6 +47,60 @@ class Reader(Protocol):
     def read(self, n: int, /) -> bytes: ...
 
 
+class FileReader:
+    """A regular file from byte ``start`` to byte ``stop`` (None: its end) read as a stream,
+    except that a read ends at the last line end within the bytes the stream would have
+    given, when the line cut off there is short: iter_blocks_at then finds a block of whole
+    lines and uses it as it is, where it would join the previous read's cut line to this
+    read and cut this one's, two copies of the block (a third of its reading time).
+    iter_blocks_at gives the same blocks either way: what this read holds back is what it
+    would have carried over. Each read is one ``os.pread`` of its exact size, after a small
+    one of the bytes before the stream's position that finds the line end."""
+
+    def __init__(self, fd: int, start: int, stop: int | None, max_line: int) -> None:
+        """``max_line``: iter_blocks_at's. A line cut off by a read is held back only when it
+        is shorter than the probe, so never one that iter_blocks_at would cut."""
+        self._fd = fd
+        self._pos = start  # the next byte to give
+        self._grid = start  # where a plain stream would be: reads end at a line end before it
+        self._stop = stop
+        self._probe = min(4096, max_line)
+
+    @staticmethod
+    def of(stream: Reader, max_line: int) -> FileReader | None:
+        """A FileReader for ``stream`` from its position when it is a regular file."""
+        try:
+            fd = stream.fileno()  # type: ignore[attr-defined]
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return FileReader(fd, stream.tell(), None, max_line)  # type: ignore[attr-defined]
+        except (AttributeError, OSError, ValueError):
+            return None
+
+    def read(self, n: int) -> bytes:
+        grid = self._grid + n
+        if self._stop is not None:
+            grid = min(grid, self._stop)
+        self._grid = grid
+        pos = self._pos
+        if grid <= pos:
+            return b""
+        cut = -1  # the last line end before ``grid``, when the line it cuts off is short
+        if grid - self._probe > pos:
+            tail = os.pread(self._fd, self._probe, grid - self._probe)
+            nl = tail.rfind(b"\n") if len(tail) == self._probe else -1
+            cut = grid - self._probe + nl + 1 if nl >= 0 else -1
+        if cut > 0:
+            data = os.pread(self._fd, cut - pos, pos)
+        else:  # a read shorter than the probe, a long line, the file's end: as a stream
+            data = os.pread(self._fd, grid - pos, pos)
+            nl = data.rfind(b"\n")
+            if nl >= 0 and len(data) == grid - pos and len(data) - nl - 1 < self._probe:
+                data = data[: nl + 1]
+        self._pos = pos + len(data)
+        return data
+
+
 def iter_blocks(
     stream: Reader, block_size: int = BLOCK_SIZE, max_line: int = MAX_LINE
 ) -> Iterator[bytes]:
@@ -62,8 +118,11 @@ def iter_blocks_at(
     A line still unfinished at the end of a chunk that has grown beyond ``max_line`` is
     yielded as its first ``max_line`` bytes plus a newline (always as the block's last
     line), and the rest of it is read and dropped chunk by chunk, never accumulated. (Long
-    lines wholly inside a chunk are cut later, when a line is examined.)
+    lines wholly inside a chunk are cut later, when a line is examined.) A regular file is
+    read through a FileReader: the same blocks, each read once.
     """
+    if not isinstance(stream, FileReader):
+        stream = FileReader.of(stream, max_line) or stream
     carry, carry_at = b"", 0
     read_pos = 0
     skipping = False  # inside the dropped tail of an overlong line

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Any
+from functools import cache, cached_property
+from typing import Any, TypeVar
 
 from denpex import catalog
+from denpex.cachedir import default_dir
 from denpex.diagnosis.literals import (
     anchors_line_start,
     linear_form,
@@ -23,7 +24,12 @@ from denpex.diagnosis.literals import (
     top_level_branches,
 )
 from denpex.diagnosis.screen import Screen
+from denpex.errors import InputError
 from denpex.finding import Role
+
+T = TypeVar("T", str, bytes)
+# A pattern as the analysis yields it and its cache keeps it: (source, re flags).
+Pattern = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -33,11 +39,15 @@ class Signal:
     name: str
     role: Role
     weight: float
-    regex: re.Pattern[str]
+    source: Pattern  # of ``regex``, compiled at first use (a log's candidates need few)
     # Lines it must match before it counts (benign once, a failure when it persists), and
     # entries whose firing makes it fallout (catalog-entry.schema.json).
     min_count: int = 1
     not_with: frozenset[str] = frozenset()
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return _first_use(*self.source)
 
 
 @dataclass(frozen=True)
@@ -63,11 +73,22 @@ class Unit:
     folded: bool  # screen lower-cased text (case-insensitive signal)
     # A regex that matches at least wherever the alternative does, starting with a literal
     # when the alternative has one: searched over whole blocks in C when the literals are
-    # too common to screen on.
-    direct: re.Pattern[bytes]
+    # too common to screen on. Compiled at first use, as ``confirm`` is: with Hyperscan,
+    # only its source is needed, and most units never see a candidate line.
+    direct_source: Pattern
     # The alternative itself on raw bytes, to drop a candidate line in C before it is decoded
     # and cleaned (None when it anchors on ^, which a line's rank prefix would defeat).
-    confirm: re.Pattern[bytes] | None
+    confirm_source: Pattern | None
+
+    @cached_property
+    def direct(self) -> re.Pattern[bytes]:
+        return _first_use(self.direct_source[0].encode("utf-8"), self.direct_source[1])
+
+    @cached_property
+    def confirm(self) -> re.Pattern[bytes] | None:
+        if self.confirm_source is None:
+            return None
+        return _first_use(self.confirm_source[0].encode("utf-8"), self.confirm_source[1])
 
 
 @dataclass
@@ -96,10 +117,9 @@ class CompiledCatalog:
                     (folded if unit.folded else exact).setdefault(lit, set()).add(uid)
         return exact, folded
 
-    def direct_units(self, demoted: set[int]) -> list[tuple[int, re.Pattern[bytes]]]:
-        return [
-            (uid, u.direct) for uid, u in enumerate(self.units) if not u.literals or uid in demoted
-        ]
+    def direct_units(self, demoted: set[int]) -> list[int]:
+        """The ids of the units searched directly (no literal to screen on, or demoted)."""
+        return [uid for uid, u in enumerate(self.units) if not u.literals or uid in demoted]
 
 
 def compile_catalog(
@@ -113,7 +133,6 @@ def compile_catalog(
 # on disk as JSON): per signal its linear pattern; per screen unit (signal key, cover,
 # folded, direct pattern, confirm pattern or None); per value series (signal key, exact
 # pattern, loose pattern or None, leading literal or None). Patterns are (source, re flags).
-Pattern = tuple[str, int]
 Analysis = dict[str, list[Any]]
 
 
@@ -173,7 +192,7 @@ def build_catalog(
                     name=spec["name"],
                     role=spec["role"],
                     weight=float(spec.get("weight", 0.5)),
-                    regex=re.compile(source, flags),
+                    source=_pattern((source, flags)),
                     min_count=int(spec.get("min_count", 1)),
                     not_with=frozenset(spec.get("not_with", [])),
                 )
@@ -181,7 +200,7 @@ def build_catalog(
     if len(signals) != len(patterns):
         raise ValueError("more analysed signals than the catalog has")
     units = [
-        Unit(key, tuple(cover), folded, _bytes(direct), _bytes(confirm) if confirm else None)
+        Unit(key, tuple(cover), folded, _pattern(direct), _pattern(confirm) if confirm else None)
         for key, cover, folded, direct, confirm in analysis["units"]
     ]
     values = [
@@ -218,9 +237,31 @@ def _source(rx: re.Pattern[Any]) -> Pattern:
     return (pattern.decode("utf-8") if isinstance(pattern, bytes) else pattern, rx.flags)
 
 
+def _pattern(pattern: Any) -> Pattern:
+    """(source, flags) from the analysis, checked for its types (it may come from a file):
+    a pattern compiled at first use must at least be one."""
+    source, flags = pattern
+    if not isinstance(source, str) or not isinstance(flags, int) or isinstance(flags, bool):
+        raise ValueError("an analysed pattern is not (source, flags)")
+    return (source, flags)
+
+
 def _bytes(pattern: Pattern) -> re.Pattern[bytes]:
     source, flags = pattern
     return re.compile(source.encode("utf-8"), flags)
+
+
+def _first_use(source: T, flags: int) -> re.Pattern[T]:
+    """A pattern compiled at first use. Every pattern compiled when the catalog was analysed,
+    so one that does not compile now came from a cache file that was damaged after its
+    checksum was written (catalog_cache.py): a bad input, not a crash."""
+    try:
+        return re.compile(source, flags)
+    except (re.error, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise InputError(
+            f"a catalog pattern from the analysis cache does not compile ({exc}); "
+            f"delete {default_dir()} and run again"
+        ) from exc
 
 
 def _units(key: int, pattern: str, regex: re.Pattern[str], flags: int) -> list[list[Any]]:

@@ -20,7 +20,7 @@ from functools import cache
 from typing import BinaryIO
 
 from denpex.diagnosis.candidates import BlockScreen
-from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, bound_lines, iter_blocks_at
+from denpex.diagnosis.lines import BLOCK_SIZE, MAX_LINE, FileReader, bound_lines, iter_blocks_at
 from denpex.diagnosis.matcher import default_catalog
 from denpex.diagnosis.timestamps import stamp_before
 from denpex.diagnosis.values import BlockValues, RangeSummaries
@@ -74,8 +74,9 @@ def _screen_range(task: Task) -> list[BlockResult]:
         before = _lines_before(f, begin)  # the first block is screened with their values
         for series in values:
             series.seed(before)
-        f.seek(begin)
-        for at, raw_block in iter_blocks_at(_Until(f, begin, hi), block_size, MAX_LINE):
+        # The part ends with the line that holds its last byte (where the next part begins).
+        part = FileReader(f.fileno(), begin, _align(f, hi), MAX_LINE)
+        for at, raw_block in iter_blocks_at(part, block_size, MAX_LINE):
             block = bound_lines(raw_block)  # as LogScanner._scan_block does
             lines, _counts = screen.lines(block)
             found = []
@@ -136,26 +137,3 @@ def read_block(path: str, offset: int, size: int) -> bytes:
         f.seek(offset)
         data = f.read(size)
     return data if data.endswith(b"\n") else data[:-1] + b"\n"
-
-
-class _Until:
-    """The file from a line start, ending with the line that contains byte ``hi - 1``."""
-
-    def __init__(self, f: BinaryIO, pos: int, hi: int) -> None:
-        self._f, self._pos, self._hi = f, pos, hi
-        self._done = pos >= hi
-
-    def read(self, n: int) -> bytes:
-        if self._done:
-            return b""
-        chunk = self._f.read(n)
-        if not chunk:
-            self._done = True
-            return b""
-        if self._pos + len(chunk) >= self._hi:
-            nl = chunk.find(b"\n", max(0, self._hi - 1 - self._pos))
-            if nl >= 0:
-                chunk = chunk[: nl + 1]
-                self._done = True
-        self._pos += len(chunk)
-        return chunk

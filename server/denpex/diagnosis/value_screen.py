@@ -95,6 +95,7 @@ def hyper_screen(
         return None
 
 
+@lru_cache(maxsize=8192)  # bounds() asks for ~20 per block and series, from a few hundred
 def decimal(de: tuple[int, int]) -> float:
     """``d * 10**e`` as the float that ``bounds`` compared."""
     d, e = de

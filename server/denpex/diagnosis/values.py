@@ -259,15 +259,19 @@ def _tail(spec: ValueSignal, block: bytes, step: int) -> tuple[list[float], int]
     """The block's last exact values, reading lines from the end. ``step``: how many bytes
     the first look spans, as many as a full window needs at the density of the values (the
     look is doubled until it holds a full window or the whole block). Returns the values
-    and how many bytes the last look spanned (a good first look for the next block)."""
+    and a first look for the next block: the bytes this block's window spanned, and a
+    quarter more (each value is converted with a Python step: reading twice the window,
+    as the doubling can, costs twice as much)."""
     start = len(block)
     step = max(8 << 10, step)
-    tail: list[float] = []
-    while start > 0 and len(tail) < WINDOW:
+    found: list[tuple[int, float]] = []
+    while start > 0 and len(found) < WINDOW:
         start = max(0, len(block) - step)
         step *= 2
-        tail = [v for _, v in exact_values(spec, block, start)]
-    return tail[-WINDOW:], len(block) - start
+        found = exact_values(spec, block, start)
+    found = found[-WINDOW:]
+    span = len(block) - (found[0][0] if len(found) == WINDOW else start)
+    return [v for _, v in found], span + span // 4
 
 
 def exact_values(spec: ValueSignal, block: bytes, start: int) -> list[tuple[int, float]]:
