@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
+from denpex.drift import bit_exact
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
     CALIBRATION,
@@ -38,55 +37,12 @@ from denpex.drift.thresholds import (
     HOLD_LIFT,
     LIFT_MIN,
     MAX_SHARE_BAR,
-    MIN_AXIS,
     MIN_MISMATCHED,
     PEER_FACTOR,
     PERSIST,
     SELF_FACTOR,
 )
-
-Tracks = dict[str, list[TensorDiff | None]]
-# The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
-LOCALISED = frozenset({"localisation", "corroborated_localisation"})
-
-
-@dataclass
-class Departure:
-    """One tensor that left its noise floor: from which step, why, and how far."""
-
-    tensor: str
-    # localisation | corroborated_localisation | noise_envelope | peer_ratio | bit_exact_departure
-    lever: str
-    onset: int
-    excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
-    detail: dict[str, Any]
-
-
-def _ok(t: TensorDiff | None) -> TensorDiff | None:
-    return t if t is not None and t.status == "ok" else None
-
-
-def tracks(series: Sequence[StepDiff]) -> Tracks:
-    """Per tensor name, its TensorDiff at each step (None where missing or unreadable)."""
-    names: dict[str, None] = {}
-    for s in series:
-        for t in s.tensors:
-            names.setdefault(t.name)
-    by_step = [{t.name: t for t in s.tensors} for s in series]
-    return {n: [_ok(m.get(n)) for m in by_step] for n in names}
-
-
-def axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
-    """(axis, groups, top index, top share) for the axes that can show localisation; the
-    uniform share is 1/groups (the axis's length unless fingerprints folded it)."""
-    out = []
-    for axis, n, groups, idx, share in (
-        ("row", t.rows, t.row_groups, t.top_row, t.top_row_share),
-        ("col", t.cols, t.col_groups, t.top_col, t.top_col_share),
-    ):
-        if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
-            out.append((axis, groups or n, idx, share))
-    return out
+from denpex.drift.tracks import Departure, Tracks, axes
 
 
 def _localised(t: TensorDiff | None) -> bool:
@@ -377,88 +333,6 @@ def peers(steps: list[int], tracks: Tracks) -> list[Departure]:
     return out
 
 
-def bit_exact_departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
-    """The run matched the reference bit for bit at the first checkpoints and then departs.
-    Real nondeterminism (threads, reduction order, kernels) shows from the first optimizer
-    steps, so a reference that reproduced the run exactly for a while proves the two share
-    their arithmetic; a departure after that is a change in the run, however small and
-    however chaotic the training is afterwards (in a BatchNorm CNN a 1e-4 fault is soon
-    spread over every tensor at round-off level, and no localisation can see it)."""
-    first = None
-    for i, s in enumerate(series):
-        compared = [t for t in s.tensors if t.status == "ok"]
-        if any(t.differs for t in compared):
-            first = i
-            break
-        if not compared:
-            return None  # a step with nothing compared is not evidence of equality
-    if not first:  # differs from the first checkpoint, or never
-        return None
-    detail: dict[str, Any] = {"identical_until": series[first - 1].step}
-    channel = held_channel(tracks, first)
-    if channel is not None:
-        name = channel.pop("tensor")
-        detail["channel"] = channel
-    else:
-        at = [(n, t) for n, tr in tracks.items() if (t := tr[first]) is not None and t.differs]
-        # The tensor where the difference is most concentrated: a faulty channel shows in
-        # its own weights first, while propagation has spread it thin elsewhere.
-        name, _ = max(
-            at,
-            key=lambda nt: (
-                max((n * sh for _, n, _, sh in axes(nt[1])), default=0.0),
-                nt[1].rel_l2,
-            ),
-        )
-    at_first = tracks[name][first]
-    detail["rel_l2"] = at_first.rel_l2 if at_first is not None else 0.0
-    return Departure(
-        tensor=name,
-        lever="bit_exact_departure",
-        onset=series[first].step,
-        excess=[s.l2 if i >= first else 0.0 for i, s in enumerate(series)],
-        detail=detail,
-    )
-
-
-def held_channel(tracks: Tracks, first: int) -> dict[str, Any] | None:
-    """The row or column that holds its place from checkpoint ``first`` on: the faulty
-    channel of a run that departs from a bit-exact reference. A fault is fed at the same
-    channel every step, while propagation and round-off concentrate by chance and wander; so
-    per (tensor, axis, index), its shares at the checkpoints where it is the top one are
-    summed, and the largest sum names the channel (top at two checkpoints at least)."""
-    held: dict[tuple[str, str, int], list[float]] = {}
-    checkpoints = 0
-    for name, track in tracks.items():
-        after = track[first:]
-        checkpoints = max(checkpoints, len(after))
-        for t in after:
-            if t is None or not t.differs:
-                continue
-            for axis, _, index, share in axes(t):
-                if math.isfinite(share) and share > 0:
-                    held.setdefault((name, axis, index), []).append(share)
-    (name, axis, index), shares = max(
-        held.items(), key=lambda kv: (len(kv[1]) >= 2, math.fsum(kv[1])), default=(("", "", 0), [])
-    )
-    if len(shares) < 2:
-        return None
-    also = sorted(
-        f"{n} {a} {i}"
-        for (n, a, i), sh in held.items()
-        if i == index and n != name and len(sh) >= 2
-    )
-    return {
-        "tensor": name,
-        "axis": axis,
-        "index": index,
-        "share": round(math.fsum(shares) / len(shares), 4),
-        "held": len(shares),
-        "checkpoints": checkpoints,
-        "also": also[:3],
-    }
-
-
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
     """Every tensor that left its noise floor, by every lever that applies."""
     steps = [s.step for s in series]
@@ -468,7 +342,7 @@ def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> li
         found += envelope(steps, tracks, noise)
     else:
         found += peers(steps, tracks)
-    departure = bit_exact_departure(series, tracks)
+    departure = bit_exact.departure(series, tracks)
     if departure is not None:
         found.append(departure)
     return found

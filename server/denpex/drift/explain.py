@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from denpex import catalog
-from denpex.drift.departures import Departure
 from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.tracks import Departure
 from denpex.finding import Evidence, Finding, Role
 
 _UNFILLED = re.compile(r"<\w+>")

@@ -9,7 +9,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from denpex.drift.departures import Tracks
 from denpex.drift.model import StepDiff
 from denpex.drift.thresholds import (
     JUMP_FACTOR,
@@ -21,6 +20,7 @@ from denpex.drift.thresholds import (
     STEP_REL,
     STEP_RISE,
 )
+from denpex.drift.tracks import Tracks
 
 
 @dataclass

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from denpex.drift import departures, explain, stats, sudden
-from denpex.drift.departures import LOCALISED, Departure, Tracks
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.thresholds import ALPHA, ONSET_RISE
+from denpex.drift.tracks import LOCALISED, Departure, Tracks, tracks_of
 from denpex.errors import InputError
 from denpex.finding import Evidence, Finding
 
@@ -130,7 +130,7 @@ def assess(
     if not series:
         raise InputError("no checkpoint step to judge: run and reference share no step")
     steps = [s.step for s in series]
-    tracks = departures.tracks(series)
+    tracks = tracks_of(series)
     coverage, gaps = explain.coverage(series)
     trend: dict[str, Any] = {"fingerprint": "reference", "coverage": coverage}
     notes: list[str] = []
@@ -156,7 +156,7 @@ def assess(
         by_step = {s.step: s for s in noise}
         missing = [s for s in steps if s not in by_step]
         aligned = [by_step.get(s, StepDiff(step=s)) for s in steps]
-        noise_tracks = departures.tracks(aligned)
+        noise_tracks = tracks_of(aligned)
         for name in tracks:
             noise_tracks.setdefault(name, [None] * len(steps))
         if missing:
@@ -237,7 +237,7 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
     trend["levers"] = sorted({lv.lever for lv in levers})
     mk_p = growth["mann_kendall"]["p"]
     # Two departures are evidence by themselves, growing or not: a run that reproduced its
-    # reference bit for bit and then departs (``departures.bit_exact_departure``), and one
+    # reference bit for bit and then departs (``bit_exact.departure``), and one
     # channel holding most of its tensor at the same index throughout (a localised lever).
     # A large fault that Adam absorbs, or one that the learning-rate decay freezes, leaves an
     # excess that stops growing or shrinks, which the growth test would clear.

@@ -1,0 +1,96 @@
+"""Bit-exact departure: the run matched the reference bit for bit, then departs.
+
+One of the levers of ``departures`` (lever 5 in docs/drift-statistics.md), with the channel
+it names: a fault is fed at one channel every step, while round-off wanders.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from denpex.drift.model import StepDiff
+from denpex.drift.tracks import Departure, Tracks, axes
+
+
+def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
+    """The run matched the reference bit for bit at the first checkpoints and then departs.
+    Real nondeterminism (threads, reduction order, kernels) shows from the first optimizer
+    steps, so a reference that reproduced the run exactly for a while proves the two share
+    their arithmetic; a departure after that is a change in the run, however small and
+    however chaotic the training is afterwards (in a BatchNorm CNN a 1e-4 fault is soon
+    spread over every tensor at round-off level, and no localisation can see it)."""
+    first = None
+    for i, s in enumerate(series):
+        compared = [t for t in s.tensors if t.status == "ok"]
+        if any(t.differs for t in compared):
+            first = i
+            break
+        if not compared:
+            return None  # a step with nothing compared is not evidence of equality
+    if not first:  # differs from the first checkpoint, or never
+        return None
+    detail: dict[str, Any] = {"identical_until": series[first - 1].step}
+    channel = held_channel(tracks, first)
+    if channel is not None:
+        name = channel.pop("tensor")
+        detail["channel"] = channel
+    else:
+        at = [(n, t) for n, tr in tracks.items() if (t := tr[first]) is not None and t.differs]
+        # The tensor where the difference is most concentrated: a faulty channel shows in
+        # its own weights first, while propagation has spread it thin elsewhere.
+        name, _ = max(
+            at,
+            key=lambda nt: (
+                max((n * sh for _, n, _, sh in axes(nt[1])), default=0.0),
+                nt[1].rel_l2,
+            ),
+        )
+    at_first = tracks[name][first]
+    detail["rel_l2"] = at_first.rel_l2 if at_first is not None else 0.0
+    return Departure(
+        tensor=name,
+        lever="bit_exact_departure",
+        onset=series[first].step,
+        excess=[s.l2 if i >= first else 0.0 for i, s in enumerate(series)],
+        detail=detail,
+    )
+
+
+def held_channel(tracks: Tracks, first: int) -> dict[str, Any] | None:
+    """The row or column that holds its place from checkpoint ``first`` on: the faulty
+    channel of a run that departs from a bit-exact reference. A fault is fed at the same
+    channel every step, while propagation and round-off concentrate by chance and wander; so
+    per (tensor, axis, index), its shares at the checkpoints where it is the top one are
+    summed, and the largest sum names the channel (top at two checkpoints at least)."""
+    held: dict[tuple[str, str, int], list[float]] = {}
+    checkpoints = 0
+    for name, track in tracks.items():
+        after = track[first:]
+        checkpoints = max(checkpoints, len(after))
+        for t in after:
+            if t is None or not t.differs:
+                continue
+            for axis, _, index, share in axes(t):
+                if math.isfinite(share) and share > 0:
+                    held.setdefault((name, axis, index), []).append(share)
+    (name, axis, index), shares = max(
+        held.items(), key=lambda kv: (len(kv[1]) >= 2, math.fsum(kv[1])), default=(("", "", 0), [])
+    )
+    if len(shares) < 2:
+        return None
+    also = sorted(
+        f"{n} {a} {i}"
+        for (n, a, i), sh in held.items()
+        if i == index and n != name and len(sh) >= 2
+    )
+    return {
+        "tensor": name,
+        "axis": axis,
+        "index": index,
+        "share": round(math.fsum(shares) / len(shares), 4),
+        "held": len(shares),
+        "checkpoints": checkpoints,
+        "also": also[:3],
+    }

@@ -1,0 +1,57 @@
+"""Per-tensor tracks of a compared series, and the record of a tensor that left its floor.
+
+Shared by the levers (``departures``, ``bit_exact``), the one-checkpoint checks (``sudden``)
+and the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from denpex.drift.model import StepDiff, TensorDiff
+from denpex.drift.thresholds import MIN_AXIS
+
+Tracks = dict[str, list[TensorDiff | None]]
+# The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
+LOCALISED = frozenset({"localisation", "corroborated_localisation"})
+
+
+@dataclass
+class Departure:
+    """One tensor that left its noise floor: from which step, why, and how far."""
+
+    tensor: str
+    # localisation | corroborated_localisation | noise_envelope | peer_ratio | bit_exact_departure
+    lever: str
+    onset: int
+    excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)
+    detail: dict[str, Any]
+
+
+def _ok(t: TensorDiff | None) -> TensorDiff | None:
+    return t if t is not None and t.status == "ok" else None
+
+
+def tracks_of(series: Sequence[StepDiff]) -> Tracks:
+    """Per tensor name, its TensorDiff at each step (None where missing or unreadable)."""
+    names: dict[str, None] = {}
+    for s in series:
+        for t in s.tensors:
+            names.setdefault(t.name)
+    by_step = [{t.name: t for t in s.tensors} for s in series]
+    return {n: [_ok(m.get(n)) for m in by_step] for n in names}
+
+
+def axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
+    """(axis, groups, top index, top share) for the axes that can show localisation; the
+    uniform share is 1/groups (the axis's length unless fingerprints folded it)."""
+    out = []
+    for axis, n, groups, idx, share in (
+        ("row", t.rows, t.row_groups, t.top_row, t.top_row_share),
+        ("col", t.cols, t.col_groups, t.top_col, t.top_col_share),
+    ):
+        if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
+            out.append((axis, groups or n, idx, share))
+    return out
