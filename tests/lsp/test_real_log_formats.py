@@ -227,6 +227,15 @@ LIBRARY_SAMPLES = [
     "dtype-device-mismatch.kernel_not_implemented_for_dtype",
     "checkpoint-load-error.unexpected_eof_corrupted",
     "dataloader-worker-killed.pin_memory_thread_exited",
+    "shape-mismatch.stack_unequal_sizes",
+    "shape-mismatch.expand_size",
+    "shape-mismatch.legacy_mm_size_mismatch",
+    "dtype-device-mismatch.collective_on_cpu_tensor",
+    "cuda-oom.tf_cuda_init_oom",
+    "checkpoint-load-error.pickle_persistent_id",
+    "checkpoint-load-error.cuda_checkpoint_without_cuda",
+    "nan-inf-loss.distribution_nonfinite_parameter",
+    "cuda-environment-mismatch.bitsandbytes_cuda_setup",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
@@ -273,6 +282,15 @@ LIBRARY_LINES = [
     ),
     # PyTorch 0.4's torch.load on a truncated file
     ("RuntimeError: unexpected EOF. The file might be corrupted", "checkpoint-load-error"),
+    # c10d's backend lookup (PyTorch >= 2.0) for a CPU tensor on an NCCL-only group
+    ("RuntimeError: No backend type associated with device type cpu", "dtype-device-mismatch"),
+    # torch/utils/data/dataloader.py, one worker
+    (
+        "RuntimeError: DataLoader worker (pid 109) exited unexpectedly with exit code 1. Details"
+        " are lost due to multiprocessing. Rerunning with num_workers=0 may give better"
+        " error trace.",
+        "dataloader-worker-killed",
+    ),
 ]
 # A few healthy lines first, so that the message is found inside a log, not alone.
 _PREAMBLE = (
