@@ -236,6 +236,18 @@ LIBRARY_SAMPLES = [
     "checkpoint-load-error.cuda_checkpoint_without_cuda",
     "nan-inf-loss.distribution_nonfinite_parameter",
     "cuda-environment-mismatch.bitsandbytes_cuda_setup",
+    "cuda-environment-mismatch.invalid_kernel_image",
+    "cuda-environment-mismatch.triton_out_of_resources",
+    "cuda-environment-mismatch.cudnn_version_incompatible",
+    "dtype-device-mismatch.generator_device",
+    "dtype-device-mismatch.rnn_input_device",
+    "dtype-device-mismatch.expected_on_gpu",
+    "dtype-device-mismatch.legacy_expected_device",
+    "dtype-device-mismatch.unscale_fp16_gradients",
+    "shape-mismatch.bce_target_size",
+    "checkpoint-load-error.legacy_magic_number",
+    "rendezvous-failure.env_var_not_set",
+    "nan-inf-loss.sampling_nonfinite_probabilities",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
@@ -282,6 +294,12 @@ LIBRARY_LINES = [
     ),
     # PyTorch 0.4's torch.load on a truncated file
     ("RuntimeError: unexpected EOF. The file might be corrupted", "checkpoint-load-error"),
+    # caffe2/serialize/inline_container.cc, torch.save on a full disk
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:337] . PytorchStreamWriter failed"
+        " writing central directory: file write failed",
+        "checkpoint-save-error",
+    ),
     # c10d's backend lookup (PyTorch >= 2.0) for a CPU tensor on an NCCL-only group
     ("RuntimeError: No backend type associated with device type cpu", "dtype-device-mismatch"),
     # torch/utils/data/dataloader.py, one worker
