@@ -205,7 +205,7 @@ async def test_cli_and_server_agree_on_real_logs(tmp_path: Path) -> None:
 LIBRARY_SAMPLES = [
     "cuda-oom.xla_attempt_allocate",
     "cuda-oom.caching_allocator_nvml_assert",
-    "cuda-oom.cudnn_alloc_failed",
+    "cuda-oom.cuda_library_alloc_failed",
     "cuda-oom.tf_bfc_allocator_oom",
     "host-oom.slurm_memory_limit_kill",
     "host-oom.k8s_evicted_memory",
@@ -248,6 +248,19 @@ LIBRARY_SAMPLES = [
     "checkpoint-load-error.legacy_magic_number",
     "rendezvous-failure.env_var_not_set",
     "nan-inf-loss.sampling_nonfinite_probabilities",
+    "cuda-oom.allocation_exceeds_allowed",
+    "cuda-oom.accelerate_no_batch_size",
+    "host-oom.cpp_bad_alloc",
+    "host-oom.systemd_oomd_kill",
+    "rank-exception.wrapped_exception",
+    "cuda-illegal-memory-access.sanitizer_invalid_access",
+    "cuda-illegal-memory-access.cuda_gdb_warp_exception",
+    "nccl-internal-error.xla_nccl_operation_failed",
+    "nccl-internal-error.bootstrap_no_interface",
+    "nccl-internal-error.bootstrap_or_version_mismatch",
+    "nccl-internal-error.proxy_operation_failed",
+    "collective-mismatch.horovod_mismatched_shapes",
+    "nan-inf-loss.jax_debug_nans",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
@@ -299,6 +312,19 @@ LIBRARY_LINES = [
         "RuntimeError: [enforce fail at inline_container.cc:337] . PytorchStreamWriter failed"
         " writing central directory: file write failed",
         "checkpoint-save-error",
+    ),
+    # TensorFlow-era XLA status text; cuFFT's status through ATen
+    (
+        "2020-05-04 09:05:40.719332: E tensorflow/compiler/xla/xla_client/xla_util.cc:76]"
+        " Resource exhausted: Out of memory while trying to allocate 4294967296 bytes.",
+        "cuda-oom",
+    ),
+    ("RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED", "cuda-oom"),
+    # NCCL src/bootstrap.cc: ranks on different NCCL versions
+    (
+        "gpu-node-01:4411:4411 [0] bootstrap.cc:100 NCCL WARN Message truncated : received 2048"
+        " bytes instead of 1024",
+        "nccl-internal-error",
     ),
     # c10d's backend lookup (PyTorch >= 2.0) for a CPU tensor on an NCCL-only group
     ("RuntimeError: No backend type associated with device type cpu", "dtype-device-mismatch"),
