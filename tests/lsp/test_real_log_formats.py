@@ -261,6 +261,12 @@ LIBRARY_SAMPLES = [
     "nccl-internal-error.proxy_operation_failed",
     "collective-mismatch.horovod_mismatched_shapes",
     "nan-inf-loss.jax_debug_nans",
+    "cuda-oom.vllm_no_kv_cache_memory",
+    "cuda-oom.cupy_oom",
+    "cuda-oom.tf_failed_to_allocate",
+    "rendezvous-failure.libuv_unavailable",
+    "rendezvous-failure.orte_daemons_not_started",
+    "process-killed-signal.shell_bare_crash",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
@@ -320,6 +326,8 @@ LIBRARY_LINES = [
         "cuda-oom",
     ),
     ("RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED", "cuda-oom"),
+    # a framework that raises the OOM without its size (mmcv, older wrappers)
+    ("RuntimeError: CUDA out of memory.", "cuda-oom"),
     # NCCL src/bootstrap.cc: ranks on different NCCL versions
     (
         "gpu-node-01:4411:4411 [0] bootstrap.cc:100 NCCL WARN Message truncated : received 2048"
