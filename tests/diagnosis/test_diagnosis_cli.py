@@ -196,3 +196,31 @@ def test_huge_single_line_keeps_memory_bounded(tmp_path):
     # ("enforce fail" is line 4 of the fixture, line 5 after the long line)
     assert 5 in {e["line"] for e in root["evidence"] if e["role"] == "initiating"}
     assert rss_kib < 150 * 1024, f"peak RSS {rss_kib // 1024} MiB"
+
+
+@pytest.mark.parametrize(
+    ("line", "entry", "rank"),
+    [
+        (
+            "[rank0]:[E1103 04:12:55.118 ProcessGroupNCCL.cpp:1590] [PG 0 Rank 0]  - To our best"
+            " knowledge, the lagging/dead/mismatched ranks that caused the desync are: [7]"
+            " finished collective #183, but didn't join collective #184 (count from 1)",
+            "nccl-timeout",
+            7,
+        ),
+        (
+            "RuntimeError: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 2000 ms",
+            "rank-stall-before-collective",
+            1,
+        ),
+    ],
+)
+def test_a_report_by_one_rank_that_names_another_is_the_root(tmp_path, line, entry, rank):
+    """The line's own rank (0) is not the rank it accuses: alone in a log, it used to end in
+    an internal error because the accused rank had no line of its own."""
+    log = tmp_path / "report.log"
+    log.write_text(line + "\n", encoding="utf-8")
+    out = denpex("--json", str(log))
+    assert out.returncode == 1, out.stderr
+    root = json.loads(out.stdout)["findings"][0]
+    assert (root["id"], root["initiating_rank"]) == (entry, rank)

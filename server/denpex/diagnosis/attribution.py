@@ -60,8 +60,15 @@ def build_findings(
     root_rank, suspects, why = _subjects(root_hit, topo)
     # A table row's rank is not trusted as the culprit, but it still groups the incident.
     incident_rank = root_rank if root_rank is not None else root_hit.rank
+    # The root hit's own entry always belongs: a report printed by one rank that accuses
+    # another ("[rank0]: ... ranks that caused the desync are: [7]") has no hit on the rank
+    # it names.
     root = max(
-        (e for e in initiating if _same_incident(e, root_hit, incident_rank)),
+        (
+            e
+            for e in initiating
+            if e.first_initiating is root_hit or _same_incident(e, root_hit, incident_rank)
+        ),
         key=lambda e: (not _exit_after(e, root_hit), e.weight),
     )
     summary: launchers.Attribution | None = None
