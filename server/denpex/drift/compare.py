@@ -14,12 +14,13 @@ squared sums become NaN/Inf rather than being folded away, so it can never read 
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -78,8 +79,8 @@ def to_compared(block: np.ndarray, dtype: str, target: str) -> np.ndarray:
 
 
 @dataclass
-class _Partial:
-    """One block's contribution; blocks of a tensor add up in order."""
+class Partial:
+    """One block's contribution; blocks of a tensor add up in order (``Sums``)."""
 
     r0: int
     row_sq: np.ndarray
@@ -88,6 +89,12 @@ class _Partial:
     max_abs: float
     mismatched: int
     non_finite: int
+
+    @classmethod
+    def equal(cls, r0: int, rows: int, cols: int, ref_sq: float) -> Partial:
+        """A block bitwise equal to its reference and finite: what the kernel computes for
+        it, without computing."""
+        return cls(r0, np.zeros(rows), np.zeros(cols), ref_sq, 0.0, 0, 0)
 
 
 _scratch = threading.local()
@@ -105,25 +112,33 @@ def _buffer(
     return buf[:n].view(dtype).reshape(shape)
 
 
-def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
+def _sq_sum(x: np.ndarray) -> float:
+    """sum(x^2) in float64: widen, then square in place (exact, and a plain cast plus a
+    float64 multiply beats one multiply with dtype=float64, which casts in buffers). The
+    one way every squared norm is summed, so equal blocks give equal figures everywhere."""
+    sq = _buffer("sq", x.shape, np.float64)
+    sq[...] = x
+    np.multiply(sq, sq, out=sq)
+    return float(sq.sum())
+
+
+def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> Partial:
     # Inf - Inf and overflows are counted below as non-finite; numpy's warning is noise.
     with np.errstate(invalid="ignore", over="ignore"):
         return _reduce_block(x, y, r0)
 
 
-def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
+def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> Partial:
     d = np.subtract(x, y, out=_buffer("d", x.shape, x.dtype))
     # x - y == 0 exactly when x == y (IEEE, gradual underflow): count on the bit pattern,
     # which numpy counts far faster than floats.
     mismatched = int(np.count_nonzero(d.view(np.int32 if d.dtype == np.float32 else np.int64)))
-    sq = _buffer("sq", x.shape, np.float64)
     non_finite = 0
     if mismatched:
         max_abs = float(max(d.max(), -d.min()))  # numpy's max/min propagate NaN
         if not np.isfinite(max_abs):  # rare: pay for the count only then
             non_finite = int(np.count_nonzero(~np.isfinite(d)))
-        # Widen, then square in place: exact (a float32 product fits a float64), and a plain
-        # cast plus a float64 multiply beats one multiply with dtype=float64 (buffered casting).
+        sq = _buffer("sq", x.shape, np.float64)
         sq[...] = d
         np.multiply(sq, sq, out=sq)
         row_sq = sq.sum(axis=1)
@@ -131,15 +146,58 @@ def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> _Partial:
     else:  # bitwise-equal block (replicas, a run before its fault): nothing to localise
         max_abs = 0.0
         row_sq, col_sq = np.zeros(x.shape[0]), np.zeros(x.shape[1])
-    sq[...] = y
-    np.multiply(sq, sq, out=sq)
-    return _Partial(r0, row_sq, col_sq, float(sq.sum()), max_abs, mismatched, non_finite)
+    return Partial(r0, row_sq, col_sq, _sq_sum(y), max_abs, mismatched, non_finite)
 
 
 def blocks(meta: TensorMeta) -> Iterator[tuple[int, int]]:
     step = max(1, BLOCK_ELEMS // max(1, meta.cols))
     for r0 in range(0, meta.rows, step):
         yield r0, min(meta.rows, r0 + step)
+
+
+class Sums:
+    """A tensor's partials added up in block order, then its ``TensorDiff``."""
+
+    def __init__(self, rows: int, cols: int, ref_sq: float = 0.0) -> None:
+        self.row_sq = np.zeros(rows)
+        self.col_sq = np.zeros(cols)
+        self.ref_sq = ref_sq  # a pair that starts differing mid-tensor: its equal blocks' sum
+        self.max_abs = 0.0
+        self.mismatched = self.non_finite = 0
+
+    def add(self, p: Partial) -> None:
+        self.row_sq[p.r0 : p.r0 + len(p.row_sq)] = p.row_sq
+        self.col_sq += p.col_sq
+        self.ref_sq += p.ref_sq
+        self.max_abs = fold_max(self.max_abs, p.max_abs)
+        self.mismatched += p.mismatched
+        self.non_finite += p.non_finite
+
+    def diff(self, run: TensorMeta, ref: TensorMeta, target: str) -> TensorDiff:
+        rows, cols = len(self.row_sq), len(self.col_sq)
+        diff_sq = float(np.sum(self.row_sq))
+        top_row = int(np.argmax(self.row_sq)) if rows else 0
+        top_col = int(np.argmax(self.col_sq)) if cols else 0
+        return TensorDiff(
+            name=ref.name,
+            numel=ref.numel,
+            diff_sq=diff_sq,
+            ref_sq=self.ref_sq,
+            max_abs=self.max_abs,
+            mismatched=self.mismatched,
+            rows=rows,
+            cols=cols,
+            top_row=top_row,
+            top_row_share=float(self.row_sq[top_row] / diff_sq) if diff_sq > 0 else 0.0,
+            top_col=top_col,
+            top_col_share=float(self.col_sq[top_col] / diff_sq) if diff_sq > 0 else 0.0,
+            compared_dtype=target,
+            note=_precision_note(run.dtype, ref.dtype, target),
+            non_finite=self.non_finite,
+        )
+
+
+T = TypeVar("T")
 
 
 class Kernel:
@@ -160,106 +218,87 @@ class Kernel:
         if self._pool:
             self._pool.shutdown()
 
+    def owns(self, run: TensorMeta, ref: TensorMeta) -> bool:
+        """Whether this process compares the pair (a sharded kernel compares its share)."""
+        return True
+
+    def map(self, work: Callable[[tuple[int, int]], T], spans: list[tuple[int, int]]) -> list[T]:
+        """``work`` on each block span, results in span order: spread over the block threads
+        on the CPU (numpy releases the GIL), one after another for torch."""
+        if self._pool is None or len(spans) < 2:
+            return [work(s) for s in spans]
+        return list(self._pool.map(work, spans))
+
+    def partial(
+        self, x: np.ndarray, dt_x: str, y: np.ndarray, dt_y: str, target: str, r0: int
+    ) -> Partial:
+        """Raw block ``x`` (run) against raw block ``y`` (reference), compared at ``target``."""
+        if self.use_torch:
+            return self._torch_partial(x, dt_x, y, dt_y, target, r0)
+        return _block_numpy(to_compared(x, dt_x, target), to_compared(y, dt_y, target), r0)
+
+    def norm(self, raw: np.ndarray, dtype: str) -> tuple[float, int]:
+        """sum(x^2) of a raw block as ``partial`` sums a reference's, and its count of
+        non-finite elements (counted only when the sum is not finite)."""
+        x = to_compared(raw, dtype, dtype)
+        if self.use_torch:
+            import torch
+
+            sq = float(
+                _torch_compared(torch, raw, dtype, dtype, self.device).double().square().sum()
+            )
+        else:
+            sq = _sq_sum(x)
+        return sq, (0 if math.isfinite(sq) else int(np.count_nonzero(~np.isfinite(x))))
+
     def tensor(
         self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
     ) -> TensorDiff:
-        meta_run, meta_ref = run.tensors[name], ref.tensors[name]
-        rows, cols = meta_ref.rows, meta_ref.cols
-        if self.use_torch:
-            partials = self._torch(run, ref, name, target, on_bytes)
-        else:
-            partials = self._numpy(run, ref, name, target, on_bytes)
-        row_sq = np.zeros(rows)
-        col_sq = np.zeros(cols)
-        ref_sq = 0.0
-        max_abs = 0.0
-        mismatched = non_finite = 0
-        for p in partials:
-            row_sq[p.r0 : p.r0 + len(p.row_sq)] = p.row_sq
-            col_sq += p.col_sq
-            ref_sq += p.ref_sq
-            max_abs = fold_max(max_abs, p.max_abs)
-            mismatched += p.mismatched
-            non_finite += p.non_finite
-        diff_sq = float(np.sum(row_sq))
-        top_row = int(np.argmax(row_sq)) if rows else 0
-        top_col = int(np.argmax(col_sq)) if cols else 0
-        return TensorDiff(
-            name=name,
-            numel=meta_ref.numel,
-            diff_sq=diff_sq,
-            ref_sq=ref_sq,
-            max_abs=max_abs,
-            mismatched=mismatched,
-            rows=rows,
-            cols=cols,
-            top_row=top_row,
-            top_row_share=float(row_sq[top_row] / diff_sq) if diff_sq > 0 else 0.0,
-            top_col=top_col,
-            top_col_share=float(col_sq[top_col] / diff_sq) if diff_sq > 0 else 0.0,
-            compared_dtype=target,
-            note=_precision_note(meta_run.dtype, meta_ref.dtype, target),
-            non_finite=non_finite,
-        )
+        a, b = run.tensors[name], ref.tensors[name]
+        row_bytes = a.nbytes // max(1, a.rows) + b.nbytes // max(1, b.rows)
 
-    def _numpy(
-        self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
-    ) -> list[_Partial]:
-        dt_run, dt_ref = run.tensors[name].dtype, ref.tensors[name].dtype
-        row_bytes = run.tensors[name].nbytes // max(1, run.tensors[name].rows)
-        row_bytes += ref.tensors[name].nbytes // max(1, ref.tensors[name].rows)
-
-        def one(span: tuple[int, int]) -> _Partial:
+        def one(span: tuple[int, int]) -> Partial:
             r0, r1 = span
-            x = to_compared(run.block(name, r0, r1), dt_run, target)
-            y = to_compared(ref.block(name, r0, r1), dt_ref, target)
-            part = _block_numpy(x, y, r0)
+            part = self.partial(
+                run.block(name, r0, r1), a.dtype, ref.block(name, r0, r1), b.dtype, target, r0
+            )
             run.release(name, r0, r1)
             ref.release(name, r0, r1)
             on_bytes((r1 - r0) * row_bytes)
             return part
 
-        spans = list(blocks(ref.tensors[name]))
-        if self._pool is None or len(spans) < 2:
-            return [one(s) for s in spans]
-        return list(self._pool.map(one, spans))
+        sums = Sums(b.rows, b.cols)
+        for p in self.map(one, list(blocks(b))):
+            sums.add(p)
+        return sums.diff(a, b, target)
 
-    def _torch(
-        self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
-    ) -> list[_Partial]:
+    def _torch_partial(
+        self, x_raw: np.ndarray, dt_x: str, y_raw: np.ndarray, dt_y: str, target: str, r0: int
+    ) -> Partial:
         import torch
 
-        dt_run, dt_ref = run.tensors[name].dtype, ref.tensors[name].dtype
-        out: list[_Partial] = []
-        for r0, r1 in blocks(ref.tensors[name]):
-            x = _torch_compared(torch, run.block(name, r0, r1), dt_run, target, self.device)
-            y = _torch_compared(torch, ref.block(name, r0, r1), dt_ref, target, self.device)
-            run.release(name, r0, r1)
-            ref.release(name, r0, r1)
-            d = x - y
-            sq = d.double().square()
-            stats = torch.stack(
-                [
-                    (d != 0).sum().double(),
-                    # torch's max propagates NaN, and the fold above keeps it
-                    d.abs().max().double() if d.numel() else torch.zeros((), device=d.device),
-                    y.double().square().sum(),
-                    (~torch.isfinite(d)).sum().double(),
-                ]
-            ).cpu()
-            out.append(
-                _Partial(
-                    r0,
-                    sq.sum(dim=1).cpu().numpy(),
-                    sq.sum(dim=0).cpu().numpy(),
-                    float(stats[2]),
-                    float(stats[1]),
-                    int(stats[0]),
-                    int(stats[3]),
-                )
-            )
-            on_bytes(int(x.numel()) * 2 * 4)
-        return out
+        x = _torch_compared(torch, x_raw, dt_x, target, self.device)
+        y = _torch_compared(torch, y_raw, dt_y, target, self.device)
+        d = x - y
+        sq = d.double().square()
+        stats = torch.stack(
+            [
+                (d != 0).sum().double(),
+                # torch's max propagates NaN, and the fold keeps it
+                d.abs().max().double() if d.numel() else torch.zeros((), device=d.device),
+                y.double().square().sum(),
+                (~torch.isfinite(d)).sum().double(),
+            ]
+        ).cpu()
+        return Partial(
+            r0,
+            sq.sum(dim=1).cpu().numpy(),
+            sq.sum(dim=0).cpu().numpy(),
+            float(stats[2]),
+            float(stats[1]),
+            int(stats[0]),
+            int(stats[3]),
+        )
 
 
 def _torch_compared(torch: Any, block: np.ndarray, dtype: str, target: str, device: str) -> Any:
@@ -288,6 +327,15 @@ def compare_readers(
     on_bytes: Callable[[int], None] = lambda n: None,
 ) -> StepDiff:
     """One step: every tensor of either side gets a TensorDiff, never an exception."""
+    return assemble_step(
+        run, ref, step, lambda a, b: compare_pair(run, ref, a, b, kernel, on_bytes)
+    )
+
+
+def assemble_step(
+    run: Reader, ref: Reader, step: int, pair: Callable[[TensorMeta, TensorMeta], TensorDiff]
+) -> StepDiff:
+    """The StepDiff of ``run`` against ``ref``, ``pair`` giving each tensor both hold."""
     diff = StepDiff(step=step, run_path=run.path, ref_path=ref.path)
     diff.warnings.extend(run.warnings + ref.warnings)
     mixed: dict[str, int] = {}
@@ -300,7 +348,7 @@ def compare_readers(
         elif b is None and a is not None:
             diff.tensors.append(TensorDiff.zero(a, status="missing_in_ref", note="only in the run"))
         elif a is not None and b is not None:
-            diff.tensors.append(compare_pair(run, ref, a, b, kernel, on_bytes))
+            diff.tensors.append(pair(a, b))
             note = diff.tensors[-1].note
             if note.startswith("run "):
                 mixed[note] = mixed.get(note, 0) + 1
@@ -308,6 +356,38 @@ def compare_readers(
         diff.warnings.append(f"{note} ({count} tensors): rounding alone is not drift")
     _summarise_missing(diff)
     return diff
+
+
+def not_comparable(a: TensorMeta, b: TensorMeta) -> TensorDiff | None:
+    """Why ``a`` (run) and ``b`` (reference) cannot be compared element by element, as their
+    TensorDiff; None when they can."""
+    if a.shape != b.shape:
+        return TensorDiff.zero(
+            b, status="shape_mismatch", note=f"run {list(a.shape)} vs reference {list(b.shape)}"
+        )
+    comparable = FLOATS + INTS
+    if a.dtype not in comparable or b.dtype not in comparable:
+        return TensorDiff.zero(
+            b, status="unreadable", note=f"dtype {a.dtype}/{b.dtype} is not compared"
+        )
+    return None
+
+
+def not_owned(a: TensorMeta, b: TensorMeta) -> TensorDiff:
+    """A pair another process of a sharded comparison counts: zeros here keep its
+    all_reduce a plain sum."""
+    target = compared_dtype(a.dtype, b.dtype)
+    return TensorDiff.zero(b, compared_dtype=target, note=_precision_note(a.dtype, b.dtype, target))
+
+
+def unreadable(meta: TensorMeta, exc: BaseException) -> TensorDiff:
+    """A tensor whose blocks could not be read or reduced: one line, never a traceback."""
+    line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return TensorDiff.zero(meta, status="unreadable", note=line)
+
+
+# What reading or reducing a tensor may raise on hostile or vanishing files.
+READ_ERRORS = (InputError, OSError, ValueError, RuntimeError)
 
 
 def compare_pair(
@@ -318,22 +398,16 @@ def compare_pair(
     kernel: Kernel,
     on_bytes: Callable[[int], None],
 ) -> TensorDiff:
-    if a.shape != b.shape:
+    early = not_comparable(a, b)
+    if early is not None:
         on_bytes(a.nbytes + b.nbytes)
-        return TensorDiff.zero(
-            b, status="shape_mismatch", note=f"run {list(a.shape)} vs reference {list(b.shape)}"
-        )
-    comparable = FLOATS + INTS
-    if a.dtype not in comparable or b.dtype not in comparable:
-        on_bytes(a.nbytes + b.nbytes)
-        return TensorDiff.zero(
-            b, status="unreadable", note=f"dtype {a.dtype}/{b.dtype} is not compared"
-        )
+        return early
+    if not kernel.owns(a, b):
+        return not_owned(a, b)
     try:
         return kernel.tensor(run, ref, a.name, compared_dtype(a.dtype, b.dtype), on_bytes)
-    except (InputError, OSError, ValueError, RuntimeError) as exc:
-        line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return TensorDiff.zero(b, status="unreadable", note=line)
+    except READ_ERRORS as exc:
+        return unreadable(b, exc)
 
 
 def _summarise_missing(diff: StepDiff) -> None:
@@ -349,4 +423,18 @@ def _summarise_missing(diff: StepDiff) -> None:
             diff.warnings.append(f"step {diff.step}: {len(names)} tensor(s) {what}: {shown}")
 
 
-__all__ = ["Kernel", "blocks", "compare_pair", "compare_readers", "compared_dtype", "to_compared"]
+__all__ = [
+    "READ_ERRORS",
+    "Kernel",
+    "Partial",
+    "Sums",
+    "assemble_step",
+    "blocks",
+    "compare_pair",
+    "compare_readers",
+    "compared_dtype",
+    "not_comparable",
+    "not_owned",
+    "to_compared",
+    "unreadable",
+]

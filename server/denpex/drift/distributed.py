@@ -29,12 +29,12 @@ import datetime
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from denpex.checkpoints.reader import Reader
-from denpex.drift.compare import Kernel, _precision_note
-from denpex.drift.model import StepDiff, TensorDiff
+from denpex.checkpoints.reader import TensorMeta
+from denpex.drift.compare import Kernel
+from denpex.drift.model import StepDiff
 from denpex.errors import InputError
 
 # Figures of a TensorDiff carried by the all_reduce, in this order.
@@ -116,16 +116,8 @@ class ShardedKernel(Kernel):
             self._owner[name] = rank
         return self._owner[name]
 
-    def tensor(
-        self, run: Reader, ref: Reader, name: str, target: str, on_bytes: Callable[[int], None]
-    ) -> TensorDiff:
-        a, b = run.tensors[name], ref.tensors[name]
-        if self._assign(name, a.nbytes + b.nbytes) == self.rank:
-            return super().tensor(run, ref, name, target, on_bytes)
-        # Counted by the rank it is assigned to; zeros here keep the all_reduce a plain sum.
-        return TensorDiff.zero(
-            b, compared_dtype=target, note=_precision_note(a.dtype, b.dtype, target)
-        )
+    def owns(self, run: TensorMeta, ref: TensorMeta) -> bool:
+        return self._assign(ref.name, run.nbytes + ref.nbytes) == self.rank
 
     def combine(self, diff: StepDiff) -> StepDiff:
         """Sum every rank's figures into every rank's copy of the step (one all_reduce)."""

@@ -56,6 +56,32 @@ def split_ranks(pairs: Pairs, warnings: list[str]) -> dict[int | None, Pairs]:
     return out
 
 
+@dataclass(frozen=True)
+class RankStep:
+    """One step of a per-rank run as compared in one pass: every rank's checkpoint, each
+    rank's reference (a rank the reference lacks has none; ranks may share one) and whether
+    the ranks are replicas, compared with each other too."""
+
+    step: int
+    run: dict[int, Path]
+    ref: dict[int, Path]
+    replicas: bool
+
+
+def rank_steps(by_rank: dict[int | None, Pairs], replicas: list[Checkpoint]) -> list[RankStep]:
+    """``split_ranks``' pairs (a per-rank layout) and ``replica_checkpoints``' steps, by step."""
+    run: dict[int, dict[int, Path]] = {}
+    ref: dict[int, dict[int, Path]] = {}
+    for rank, group in by_rank.items():
+        assert rank is not None, "a per-rank layout"
+        for run_cp, ref_cp in group:
+            run.setdefault(run_cp.step, {})[rank] = run_cp.path
+            ref.setdefault(run_cp.step, {})[rank] = ref_cp.path
+    together = {cp.step: cp.ranks for cp in replicas}
+    steps = sorted(set(run) | set(together))
+    return [RankStep(s, together.get(s) or run[s], ref.get(s, {}), s in together) for s in steps]
+
+
 def replica_checkpoints(pairs: Pairs, key: str | None) -> list[Checkpoint]:
     """The run's per-rank checkpoints of ``pairs`` (ranks filled), when its ranks should be
     replicas: they hold the same tensors, judged on the first step. Tensor- or
@@ -188,8 +214,10 @@ def _with(a: Assessment, notes: list[str], faulty_rank: int | None = None) -> As
 
 
 __all__ = [
+    "RankStep",
     "ReplicaEvidence",
     "judge_ranks",
+    "rank_steps",
     "replica_checkpoints",
     "replica_evidence",
     "split_ranks",

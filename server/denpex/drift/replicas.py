@@ -1,119 +1,100 @@
 """Replica mode: each data-parallel replica against the majority of its peers.
 
 Healthy DDP replicas hold bitwise identical weights (every rank applies the same
-all-reduced gradient), so each tensor is hashed exactly on every rank and the largest
-group of equal hashes is the majority. A rank outside it is compared with the majority
-tensor like a run with its reference. ``tolerance`` forgives a rank whose max |Δ| stays
-within it (tied or separately synced weights can differ by ~1e-10 in healthy jobs).
+all-reduced gradient), so the ranks holding equal bytes of a tensor form a side and the
+largest side is the majority. A rank outside it is compared with the majority tensor like a
+run with its reference. ``tolerance`` forgives a rank whose max |Δ| stays within it (tied or
+separately synced weights can differ by ~1e-10 in healthy jobs). The tensors are read and
+compared in ``rank_pass``, each file once; this module turns that into each rank's verdict.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
-import numpy as np
-
-from denpex.checkpoints.reader import Reader, TensorMeta
-from denpex.drift.compare import Kernel, blocks, compare_pair, to_compared
-from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
+from denpex.checkpoints.reader import TensorMeta
+from denpex.drift.model import TensorDiff
 from denpex.majority import vote
 
 
-def _fingerprint(
-    reader: Reader, name: str, on_bytes: Callable[[int], None]
-) -> tuple[bytes, float, int]:
-    """Exact content hash of the stored bytes, the squared norm (float64) and the count of
-    non-finite elements (NaN/Inf hash equal on every rank, yet agree on nothing)."""
-    meta = reader.tensors[name]
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{meta.dtype}{meta.shape}".encode())
-    norm_sq = 0.0
-    non_finite = 0
-    for r0, r1 in blocks(meta):
-        raw = np.ascontiguousarray(reader.block(name, r0, r1))
-        h.update(memoryview(raw).cast("B"))  # type: ignore[arg-type]
-        x = to_compared(raw, meta.dtype, meta.dtype)
-        part = float(np.multiply(x, x, dtype=np.float64).sum())
-        if not math.isfinite(part):  # rare: count only then
-            non_finite += int(np.count_nonzero(~np.isfinite(x)))
-        norm_sq += part
-        reader.release(name, r0, r1)
-        on_bytes(raw.nbytes)
-    return h.digest(), norm_sq, non_finite
+@dataclass(frozen=True)
+class Print:
+    """What the vote needs of one rank's tensor: a signature equal exactly when the stored
+    tensors are bitwise equal (dtype, shape and bytes), its squared norm (float64) and its
+    count of non-finite elements (NaN/Inf are equal on every rank, yet agree on nothing)."""
+
+    signature: Hashable
+    norm_sq: float
+    non_finite: int
 
 
-def compare_replicas(
+def replica_entries(
     step: int,
-    readers: dict[int, Reader],
-    kernel: Kernel,
-    tolerance: float = 0.0,
-    on_bytes: Callable[[int], None] = lambda n: None,
-) -> ReplicaStep:
-    out = ReplicaStep(
-        step=step, ranks={r: StepDiff(step=step, run_path=rd.path) for r, rd in readers.items()}
-    )
-    for rd in readers.values():
-        out.warnings.extend(rd.warnings)
-    names = sorted(set().union(*(rd.tensors for rd in readers.values())))
-    for name in names:
-        holders = {r: rd for r, rd in readers.items() if name in rd.tensors}
-        prints = {r: _fingerprint(rd, name, on_bytes) for r, rd in holders.items()}
-        result = vote({r: digest for r, (digest, _, _) in prints.items()})
+    name: str,
+    metas: dict[int, TensorMeta],
+    prints: dict[int, Print],
+    failed: dict[int, TensorDiff],
+    ranks: list[int],
+    pair: Callable[[int, int], TensorDiff],
+    tolerance: float,
+) -> tuple[dict[int, TensorDiff], str]:
+    """Tensor ``name`` of every rank of ``ranks`` against the majority: ``metas`` holds it,
+    ``prints`` for the readable ones (``failed``: why not), ``pair(r, m)`` compares r with m.
+    Returns the entries by rank and, when the sides tie, the warning saying so."""
+    out: dict[int, TensorDiff] = {}
+    tie = ""
+    if prints:
+        result = vote({r: p.signature for r, p in prints.items()})
         majority = result.reference
         if result.tied:
             split = " | ".join(",".join(map(str, g)) for g in result.sides)
-            out.ties.append(
+            tie = (
                 f"step {step}: {name}: no majority among ranks ({split}); "
                 f"compared with rank {majority[0]}'s"
             )
-            out.warnings.append(out.ties[-1])
-        rep = majority[0]
-        _, ref_sq, rep_non_finite = prints[rep]
-        meta = readers[rep].tensors[name]
-        # Presence has a majority too: a tensor most ranks hold is missing on the others; one
-        # only a minority holds is the holders' oddity. A tie names the ranks without it.
-        held_by_most = 2 * len(holders) >= len(readers)
-        for r in readers:
-            diff_out = out.ranks[r]
-            if r not in holders:
-                if held_by_most:
-                    diff_out.tensors.append(
-                        TensorDiff.zero(
-                            meta,
-                            status="missing_in_run",
-                            note=f"not on rank {r}",
-                            compared_dtype="float32",
-                        )
-                    )
-                continue
-            if not held_by_most:
-                only = ",".join(map(str, sorted(holders)))
-                diff_out.tensors.append(
-                    TensorDiff.zero(
-                        meta,
-                        status="missing_in_ref",
-                        note=f"only on ranks {only}, not the majority",
-                        compared_dtype="float32",
-                    )
+    else:  # no rank could be read: each is unreadable, none agrees
+        majority = []
+    rep = majority[0] if majority else min(metas)
+    meta = metas[rep]
+    # Presence has a majority too: a tensor most ranks hold is missing on the others; one
+    # only a minority holds is the holders' oddity. A tie names the ranks without it.
+    held_by_most = 2 * len(metas) >= len(ranks)
+    for r in ranks:
+        if r not in metas:
+            if held_by_most:
+                out[r] = TensorDiff.zero(
+                    meta, status="missing_in_run", note=f"not on rank {r}", compared_dtype="float32"
                 )
-                continue
-            if r in majority:
-                if rep_non_finite:
-                    diff_out.tensors.append(_non_finite(meta, ref_sq, rep_non_finite))
-                else:
-                    diff_out.tensors.append(TensorDiff.zero(meta, ref_sq=ref_sq))
-                continue
-            td = compare_pair(
-                readers[r], readers[rep], readers[r].tensors[name], meta, kernel, on_bytes
+            continue
+        if not held_by_most:
+            only = ",".join(map(str, sorted(metas)))
+            out[r] = TensorDiff.zero(
+                meta,
+                status="missing_in_ref",
+                note=f"only on ranks {only}, not the majority",
+                compared_dtype="float32",
             )
+        elif r in failed:
+            out[r] = failed[r]
+        elif r in majority:
+            p = prints[rep]
+            out[r] = (
+                _non_finite(meta, p.norm_sq, p.non_finite)
+                if p.non_finite
+                else TensorDiff.zero(meta, ref_sq=p.norm_sq)
+            )
+        else:
+            td = pair(r, rep)
             if td.status == "ok" and not td.non_finite and td.max_abs <= tolerance:
                 td = TensorDiff.zero(
-                    meta, ref_sq=ref_sq, note=f"within tolerance (max |Δ| {td.max_abs:.3g})"
+                    meta,
+                    ref_sq=prints[rep].norm_sq,
+                    note=f"within tolerance (max |Δ| {td.max_abs:.3g})",
                 )
-            diff_out.tensors.append(td)
-    return out
+            out[r] = td
+    return out, tie
 
 
 def _non_finite(meta: TensorMeta, ref_sq: float, count: int) -> TensorDiff:
@@ -133,4 +114,4 @@ def _non_finite(meta: TensorMeta, ref_sq: float, count: int) -> TensorDiff:
     )
 
 
-__all__ = ["compare_replicas"]
+__all__ = ["Print", "replica_entries"]

@@ -29,13 +29,16 @@ from denpex.drift.api import reference_report, replica_report
 from denpex.drift.cache import StepCache
 from denpex.drift.compare import Kernel
 from denpex.drift.model import ReplicaStep, StepDiff
-from denpex.drift.per_rank import replica_checkpoints, split_ranks
+from denpex.drift.per_rank import RankStep, rank_steps, replica_checkpoints, split_ranks
 from denpex.drift.report import DriftReport, Place, Point
 from denpex.drift.sources import (
     ByteProgress,
     Progress,
+    RankResult,
     Series,
+    bytes_to_read,
     checkpoint_size,
+    compare_rank_steps,
     compare_replica_steps,
     compare_steps,
     rank_series,
@@ -44,7 +47,7 @@ from denpex.errors import InputError
 from denpex.fingerprints.records import fingerprint_files
 from denpex.notes import Note
 
-_Item = TypeVar("_Item", StepDiff, ReplicaStep)
+_Item = TypeVar("_Item", StepDiff, ReplicaStep, RankResult)
 Signature = tuple[tuple[str, int, int], ...]
 # What a file vanishing between a listing and a read raises (a folder replaced by a file,
 # or the reverse, gives NotADirectoryError / IsADirectoryError).
@@ -257,33 +260,38 @@ class DriftSession:
             warnings.append(str(exc))
             return False
         replicas = replica_checkpoints(pairs, self.key) if None not in by_rank else []
-        every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
-        self._start(
-            sum(checkpoint_size(a) + checkpoint_size(b) for a, b in every)
-            + sum(map(checkpoint_size, replicas))
-        )
-        self._compare(noise_by_rank, self.noise, self.noise_pairs, warnings)
-        found = self._compare(by_rank, self.compared, self.pairs, warnings)
-        for cp in replicas:
-            for item in self._each(cp, warnings, compare_replica_steps, tolerance=0.0):
-                self.replicas[item.step] = item
+        self._start(bytes_to_read(by_rank, replicas) + bytes_to_read(noise_by_rank, []))
+        self._compare(noise_by_rank, [], self.noise, self.noise_pairs, warnings)
+        found = self._compare(by_rank, replicas, self.compared, self.pairs, warnings)
         self._bytes.finish()
         return found
 
     def _compare(
         self,
         by_rank: dict[int | None, Pairs],
+        replicas: list[Checkpoint],
         into: dict[int | None, dict[int, StepDiff]],
         pairs: dict[int | None, Pairs],
         warnings: list[str],
     ) -> bool:
+        """``by_rank`` compared into ``into``: pair by pair, or on a per-rank layout step by
+        step, each file read once (with ``replicas``, the ranks with each other too)."""
         found = False
         for rank, group in by_rank.items():
             pairs.setdefault(rank, []).extend(group)
-            for pair in group:
+        if None in by_rank:
+            for pair in by_rank[None]:
                 for diff in self._each(pair, warnings, compare_steps):
+                    into.setdefault(None, {})[diff.step] = diff
+                    found = True
+            return found
+        for st in rank_steps(by_rank, replicas):
+            for result in self._each(st, warnings, compare_rank_steps, tolerance=0.0):
+                for rank, diff in result.against.items():
                     into.setdefault(rank, {})[diff.step] = diff
                     found = True
+                if result.replicas is not None:
+                    self.replicas[result.step] = result.replicas
         return found
 
     def _start(self, total: int) -> None:
@@ -292,13 +300,13 @@ class DriftSession:
 
     def _each(
         self,
-        item: Checkpoint | tuple[Checkpoint, Checkpoint],
+        item: Checkpoint | tuple[Checkpoint, Checkpoint] | RankStep,
         warnings: list[str],
         compare: Callable[..., list[_Item]],
         **options: Any,
     ) -> list[_Item]:
-        """``compare`` on one checkpoint (or pair): one that vanished while being read is
-        skipped with a warning, and the others are still compared."""
+        """``compare`` on one checkpoint (or pair, or per-rank step): one that vanished while
+        being read is skipped with a warning, and the others are still compared."""
         try:
             return compare(
                 [item],

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from denpex.checkpoints.discover import (
     Checkpoint,
@@ -31,7 +30,8 @@ from denpex.drift import distributed
 from denpex.drift.cache import StepCache, fingerprint
 from denpex.drift.compare import Kernel, compare_readers
 from denpex.drift.model import ReplicaStep, StepDiff
-from denpex.drift.replicas import compare_replicas
+from denpex.drift.per_rank import RankStep, rank_steps, replica_checkpoints, split_ranks
+from denpex.drift.rank_pass import compare_step
 from denpex.drift.report import Place
 from denpex.errors import InputError
 
@@ -126,8 +126,6 @@ class CheckpointSource:
         self.progress = progress
 
     def against(self, ref: str, noise_ref: str | None) -> Series[StepDiff]:
-        from denpex.drift.per_rank import replica_checkpoints, split_ranks
-
         run, warnings = self.run, list[str]()
         run_one, ref_one = single_checkpoint(run), single_checkpoint(ref)
         if run_one and ref_one:
@@ -137,32 +135,16 @@ class CheckpointSource:
         by_rank = split_ranks(pairs, warnings)
         noise_by_rank = split_ranks(noise_pairs, warnings) if noise_pairs else {}
         replicas = replica_checkpoints(pairs, self.key) if None not in by_rank else []
-        every = [p for group in (*by_rank.values(), *noise_by_rank.values()) for p in group]
         counter = ByteProgress(
-            sum(checkpoint_size(a) + checkpoint_size(b) for a, b in every)
-            + sum(map(checkpoint_size, replicas)),
-            self.progress,
+            bytes_to_read(by_rank, replicas) + bytes_to_read(noise_by_rank, []), self.progress
         )
         kernel = distributed.make_kernel(resolve_device(self.device))
-
-        def each(group: Pairs) -> list[StepDiff]:
-            return compare_steps(
-                group, kernel=kernel, key=self.key, cache=self.cache, warnings=warnings,
-                on_bytes=counter,
-            )  # fmt: skip
-
+        options: dict[str, Any] = dict(
+            kernel=kernel, key=self.key, cache=self.cache, warnings=warnings
+        )
         try:
-            series = {r: found for r, group in by_rank.items() if (found := each(group))}
-            noise = {r: each(group) for r, group in noise_by_rank.items()}
-            # Tolerance 0: healthy replicas are identical. A sharded kernel reduces only its
-            # share of the tensors, so the replicas are compared whole on a plain one.
-            replica_steps: list[ReplicaStep] = []
-            if replicas:
-                with _plain(kernel) as plain:
-                    replica_steps = compare_replica_steps(
-                        replicas, kernel=plain, key=self.key, tolerance=0.0, cache=self.cache,
-                        warnings=warnings, on_bytes=counter,
-                    )  # fmt: skip
+            series, replica_steps = compare_by_rank(by_rank, replicas, counter, **options)
+            noise, _ = compare_by_rank(noise_by_rank, [], counter, **options)
         finally:
             kernel.close()
         counter.finish()
@@ -202,6 +184,43 @@ class CheckpointSource:
         )
 
 
+def compare_by_rank(
+    by_rank: dict[int | None, Pairs],
+    replicas: list[Checkpoint],
+    on_bytes: Callable[[int], None],
+    *,
+    kernel: Kernel,
+    key: str | None,
+    cache: StepCache,
+    warnings: list[str],
+) -> tuple[dict[int | None, list[StepDiff]], list[ReplicaStep]]:
+    """``split_ranks``' pairs compared: key None (one checkpoint per step) pair by pair; a
+    per-rank layout step by step, each file read once for every rank's comparison with its
+    reference and, with ``replicas``, the ranks' with each other (tolerance 0: healthy
+    replicas are equal). Ranks with no step compared are left out."""
+    options: dict[str, Any] = dict(kernel=kernel, key=key, cache=cache, warnings=warnings)
+    if None in by_rank:
+        found = compare_steps(by_rank[None], on_bytes=on_bytes, **options)
+        return ({None: found} if found else {}), []
+    job = sorted({r for cp in replicas for r in cp.ranks})
+    done = compare_rank_steps(
+        rank_steps(by_rank, replicas), tolerance=0.0, job=job, on_bytes=on_bytes, **options
+    )
+    series: dict[int | None, list[StepDiff]] = {}
+    for result in done:
+        for rank, diff in sorted(result.against.items()):
+            series.setdefault(rank, []).append(diff)
+    return series, [r.replicas for r in done if r.replicas is not None]
+
+
+def bytes_to_read(by_rank: dict[int | None, Pairs], replicas: list[Checkpoint]) -> int:
+    """Bytes a comparison of ``by_rank`` (and ``replicas``) reads, each file once."""
+    files = {p for cp in replicas for p in cp.ranks.values()}
+    for group in by_rank.values():
+        files.update(p for a, b in group for p in (a.path, b.path))
+    return sum(checkpoint_size(Checkpoint(0, p)) for p in files)
+
+
 def rank_series(
     series: dict[int | None, list[StepDiff]],
     noise: dict[int | None, list[StepDiff]],
@@ -224,18 +243,6 @@ def rank_series(
         for step, place in _places(pairs[r]).items():
             out.rank_places.setdefault(step, {})[r] = place
     return out
-
-
-@contextmanager
-def _plain(kernel: Kernel) -> Iterator[Kernel]:
-    if type(kernel) is Kernel:
-        yield kernel
-        return
-    plain = Kernel(kernel.device)
-    try:
-        yield plain
-    finally:
-        plain.close()
 
 
 def checkpoint_size(cp: Checkpoint) -> int:
@@ -390,46 +397,127 @@ def compare_replica_steps(
 ) -> list[ReplicaStep]:
     """Each step's replicas against their majority. A rank of the job with no checkpoint at
     a step, or an unreadable one, is ``absent`` there: it disagrees, it is never skipped."""
-    job = sorted({r for cp in cps for r in cp.ranks})
-    if len(job) < 2:
-        warnings.append(f"fewer than two replicas (ranks {job})")
-        return []
-    out: list[ReplicaStep] = []
-    for cp in cps:
-        absent = {r: f"no checkpoint at step {cp.step}" for r in job if r not in cp.ranks}
-        cache_key = f"replicas|{key}|{tolerance}|" + "||".join(
-            f"{r}={fingerprint(p)}" for r, p in cp.ranks.items()
+    steps = [RankStep(cp.step, cp.ranks, {}, replicas=True) for cp in cps]
+    found = compare_rank_steps(
+        steps, kernel=kernel, key=key, tolerance=tolerance, cache=cache, warnings=warnings,
+        on_bytes=on_bytes,
+    )  # fmt: skip
+    return [r.replicas for r in found if r.replicas is not None]
+
+
+@dataclass
+class RankResult:
+    """One step of a per-rank run compared: each rank against its reference, and the ranks
+    against their majority when they are replicas."""
+
+    step: int
+    against: dict[int, StepDiff]
+    replicas: ReplicaStep | None
+
+
+def compare_rank_steps(
+    steps: list[RankStep],
+    *,
+    kernel: Kernel,
+    key: str | None,
+    tolerance: float,
+    cache: StepCache,
+    warnings: list[str],
+    on_bytes: Callable[[int], None],
+    job: list[int] | None = None,
+) -> list[RankResult]:
+    """Per-rank steps, each file read once for both comparisons (``rank_pass``). ``job``:
+    every rank of the run (default: the step's own); one without a checkpoint at a step, or
+    with an unreadable one, is ``absent`` from that step's replicas. Unreadable checkpoints
+    become warnings, and a rank with one has no comparison with its reference there."""
+    out: list[RankResult] = []
+    warned = False
+    for st in steps:
+        ranks = job or sorted(st.run)
+        replicas = st.replicas and len(ranks) >= 2
+        if st.replicas and not replicas and not warned:
+            warnings.append(f"fewer than two replicas (ranks {ranks})")
+            warned = True
+        if not replicas and not st.ref:
+            continue
+        run_fp = {r: fingerprint(p) for r, p in st.run.items()}
+        keys = {r: f"ref|{key}|{run_fp[r]}||{fingerprint(p)}" for r, p in st.ref.items()}
+        replica_key = f"replicas|{key}|{tolerance}|" + "||".join(
+            f"{r}={fp}" for r, fp in run_fp.items()
         )
-        cached = cache.get_replicas(cache_key)
-        if cached is None:
-            readers: dict[int, Reader] = {}
-            for rank, path in cp.ranks.items():
-                reader = _open(path, key, f"rank {rank}", cp.step, warnings)
-                if reader is not None:
-                    readers[rank] = reader
-                else:
-                    absent[rank] = f"checkpoint at step {cp.step} unreadable"
-            try:
-                if not readers:
-                    cached = ReplicaStep(step=cp.step)
-                else:
-                    cached = compare_replicas(cp.step, readers, kernel, tolerance, on_bytes)
-            finally:
-                for reader in readers.values():
-                    reader.close()
-            if len(readers) == len(cp.ranks):  # the cache keeps no absence: store whole steps
-                cache.put(cache_key, cached)
-        cached.absent = absent
-        out.append(cached)
+        absent = {r: f"no checkpoint at step {st.step}" for r in ranks if r not in st.run}
+        against = {r: d for r, k in keys.items() if (d := cache.get_step(k)) is not None}
+        replica = cache.get_replicas(replica_key) if replicas else None
+        if len(against) < len(keys) or (replicas and replica is None):
+            against, replica, whole = _rank_pass(
+                st, replicas, absent, kernel=kernel, key=key, tolerance=tolerance,
+                warnings=warnings, on_bytes=on_bytes,
+            )  # fmt: skip
+            for r, diff in against.items():
+                cache.put(keys[r], diff)
+            if replica is not None and whole:  # the cache keeps no absence: whole steps only
+                cache.put(replica_key, replica)
+        if replica is not None:
+            replica.absent = absent
+        out.append(RankResult(st.step, against, replica))
     return out
+
+
+def _rank_pass(
+    st: RankStep,
+    replicas: bool,
+    absent: dict[int, str],
+    *,
+    kernel: Kernel,
+    key: str | None,
+    tolerance: float,
+    warnings: list[str],
+    on_bytes: Callable[[int], None],
+) -> tuple[dict[int, StepDiff], ReplicaStep | None, bool]:
+    """One step's files opened once and compared; whether every rank's file opened."""
+    readers: dict[int, Reader] = {}
+    refs: dict[Path, Reader | None] = {}
+    try:
+        for rank, path in st.run.items():
+            try:
+                readers[rank] = open_checkpoint(path, key)
+            except InputError as exc:  # each comparison that loses the file says so
+                if rank in st.ref:
+                    warnings.append(f"step {st.step}: run checkpoint not compared: {exc}")
+                if replicas:
+                    warnings.append(f"step {st.step}: rank {rank} not compared: {exc}")
+                absent[rank] = f"checkpoint at step {st.step} unreadable"
+        ref: dict[int, Reader] = {}
+        for rank, path in st.ref.items():
+            if path not in refs:
+                refs[path] = _open(path, key, "reference checkpoint", st.step, warnings)
+            if rank in readers and refs[path] is not None:
+                ref[rank] = refs[path]  # type: ignore[assignment]
+        if not readers:
+            return {}, (ReplicaStep(step=st.step) if replicas else None), False
+        against, replica = compare_step(
+            st.step, readers, ref, kernel, replicas=replicas, tolerance=tolerance,
+            on_bytes=on_bytes,
+        )  # fmt: skip
+    finally:
+        for reader in (*readers.values(), *refs.values()):
+            if reader is not None:
+                reader.close()
+    # A sharded kernel compared its share: each rank's step completed across processes.
+    against = {r: distributed.combine(kernel, d) for r, d in sorted(against.items())}
+    return against, replica, len(readers) == len(st.run)
 
 
 __all__ = [
     "ByteProgress",
     "CheckpointSource",
+    "RankResult",
     "Series",
     "Source",
+    "bytes_to_read",
     "checkpoint_size",
+    "compare_by_rank",
+    "compare_rank_steps",
     "compare_replica_steps",
     "compare_steps",
     "open_source",
