@@ -400,7 +400,7 @@ def compare_replica_steps(
     steps = [RankStep(cp.step, cp.ranks, {}, replicas=True) for cp in cps]
     found = compare_rank_steps(
         steps, kernel=kernel, key=key, tolerance=tolerance, cache=cache, warnings=warnings,
-        on_bytes=on_bytes,
+        on_bytes=on_bytes, job=sorted({r for cp in cps for r in cp.ranks}),
     )  # fmt: skip
     return [r.replicas for r in found if r.replicas is not None]
 
