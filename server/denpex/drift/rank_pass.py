@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from denpex.checkpoints.reader import NP_DTYPES, Reader, TensorMeta
+from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.compare import (
     READ_ERRORS,
     Kernel,
@@ -75,7 +75,7 @@ def compare_step(
             against[rank][name] = diff
         if out is not None and result.metas:
             entries, tie = replica_entries(
-                step, name, result.metas, result.prints, result.failed, list(run),
+                step, name, result.metas, result.prints, list(run),
                 result.replica_pair, tolerance,
             )  # fmt: skip
             for rank, diff in entries.items():
@@ -111,9 +111,11 @@ class _Span:
 class TensorPass:
     """One tensor of a step through every file that holds it, each block read once.
 
-    ``against``: rank -> its TensorDiff against its reference. With replicas: ``metas``
-    (the ranks holding the tensor), ``prints`` (what the majority vote needs of each readable
-    rank), ``failed`` (unreadable ranks) and ``replica_pair(r, m)``, rank r against rank m.
+    ``against``: rank -> its TensorDiff against its reference; a tensor that cannot be read
+    is ``unreadable`` there. With replicas: ``metas`` (the ranks holding the tensor),
+    ``prints`` (what the majority vote needs of each) and ``replica_pair(r, m)``, rank r
+    against rank m. The replicas must all be read: a rank's tensor that cannot be raises its
+    error (one line), as `denpex replicas` always has.
     """
 
     def __init__(
@@ -130,7 +132,6 @@ class TensorPass:
         self.metas = {r: rd.tensors[name] for r, rd in run.items() if name in rd.tensors}
         self.against: dict[int, TensorDiff] = {}
         self.prints: dict[int, Print] = {}
-        self.failed: dict[int, TensorDiff] = {}
         self._pairs: dict[tuple[int, int], Sums] = {}
         self._pair_errors: dict[tuple[int, int], Exception] = {}
         self._readers: dict[Part, Reader] = {("run", r): rd for r, rd in run.items()}
@@ -148,15 +149,9 @@ class TensorPass:
                 self.against[rank] = not_owned(a, b)
             else:
                 pairs[rank] = ("ref", ref_of[rank])
-        if replicas:
-            for rank, a in self.metas.items():
-                if a.dtype not in NP_DTYPES:
-                    self.failed[rank] = TensorDiff.zero(
-                        a, status="unreadable", note=f"dtype {a.dtype} is not compared"
-                    )
         reading = {("run", r) for r in pairs} | set(pairs.values())
         if replicas:
-            reading |= {("run", r) for r in self.metas if r not in self.failed}
+            reading |= {("run", r) for r in self.metas}
         unread = [p for p in self._readers if p not in reading and name in self._readers[p].tensors]
         on_bytes(sum(self._meta(p).nbytes for p in unread))
         # Files of one shape are read block by block together; other shapes never compare.
@@ -197,33 +192,31 @@ class TensorPass:
         labels: dict[int, list[int]] = {r: [] for r in voters}
         for sp in self.kernel.map(work, list(blocks(meta))):
             for part, error in sp.errors.items():
+                if part[0] == "run" and voters:
+                    raise error
                 errors.setdefault(part, error)
             for r, ref in pairs.items():
                 key = (sp.label.get(("run", r), -1), sp.label.get(ref, -1))
                 p = sp.against.get(key)
                 if isinstance(p, Exception):
-                    errors.setdefault(("run", r), p)
-                elif p is not None and ("run", r) not in errors and ref not in errors:
+                    errors.setdefault(("pair", r), p)
+                elif p is not None and not {("run", r), ref, ("pair", r)} & errors.keys():
                     sums[r].add(p)
-            ok = [r for r in voters if ("run", r) not in errors]
-            self._fold_pairs(sp, ok, meta, norm)
-            for r in ok:
+            self._fold_pairs(sp, voters, meta, norm)
+            for r in voters:
                 labels[r].append(sp.label[("run", r)])
                 n, bad = sp.norms[sp.label[("run", r)]]
                 norm[r] += n
                 non_finite[r] += bad
         for r, ref in pairs.items():
-            exc = errors.get(("run", r)) or errors.get(ref)
+            exc = errors.get(("run", r)) or errors.get(ref) or errors.get(("pair", r))
             b = self._meta(ref)
             self.against[r] = (
                 unreadable(b, exc) if exc else sums[r].diff(self.metas[r], b, target[r])
             )
         for r in voters:
             a = self.metas[r]
-            if ("run", r) in errors:
-                self.failed[r] = unreadable(a, errors[("run", r)])
-            else:
-                self.prints[r] = Print((a.dtype, a.shape, tuple(labels[r])), norm[r], non_finite[r])
+            self.prints[r] = Print((a.dtype, a.shape, tuple(labels[r])), norm[r], non_finite[r])
 
     def _fold_pairs(
         self, sp: _Span, ranks: list[int], meta: TensorMeta, norm: dict[int, float]

@@ -35,28 +35,24 @@ def replica_entries(
     name: str,
     metas: dict[int, TensorMeta],
     prints: dict[int, Print],
-    failed: dict[int, TensorDiff],
     ranks: list[int],
     pair: Callable[[int, int], TensorDiff],
     tolerance: float,
 ) -> tuple[dict[int, TensorDiff], str]:
-    """Tensor ``name`` of every rank of ``ranks`` against the majority: ``metas`` holds it,
-    ``prints`` for the readable ones (``failed``: why not), ``pair(r, m)`` compares r with m.
-    Returns the entries by rank and, when the sides tie, the warning saying so."""
+    """Tensor ``name`` of every rank of ``ranks`` against the majority: ``metas`` and
+    ``prints`` of the ranks holding it, ``pair(r, m)`` compares r with m. Returns the entries
+    by rank and, when the sides tie, the warning saying so."""
     out: dict[int, TensorDiff] = {}
     tie = ""
-    if prints:
-        result = vote({r: p.signature for r, p in prints.items()})
-        majority = result.reference
-        if result.tied:
-            split = " | ".join(",".join(map(str, g)) for g in result.sides)
-            tie = (
-                f"step {step}: {name}: no majority among ranks ({split}); "
-                f"compared with rank {majority[0]}'s"
-            )
-    else:  # no rank could be read: each is unreadable, none agrees
-        majority = []
-    rep = majority[0] if majority else min(metas)
+    result = vote({r: p.signature for r, p in prints.items()})
+    majority = result.reference
+    if result.tied:
+        split = " | ".join(",".join(map(str, g)) for g in result.sides)
+        tie = (
+            f"step {step}: {name}: no majority among ranks ({split}); "
+            f"compared with rank {majority[0]}'s"
+        )
+    rep = majority[0]
     meta = metas[rep]
     # Presence has a majority too: a tensor most ranks hold is missing on the others; one
     # only a minority holds is the holders' oddity. A tie names the ranks without it.
@@ -76,8 +72,6 @@ def replica_entries(
                 note=f"only on ranks {only}, not the majority",
                 compared_dtype="float32",
             )
-        elif r in failed:
-            out[r] = failed[r]
         elif r in majority:
             p = prints[rep]
             out[r] = (
