@@ -30,16 +30,14 @@ from denpex.drift.cache import StepCache
 from denpex.drift.compare import Kernel
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.per_rank import RankStep, rank_steps, replica_checkpoints, split_ranks
+from denpex.drift.rank_steps import RankResult, compare_rank_steps, compare_replica_steps
 from denpex.drift.report import DriftReport, Place, Point
 from denpex.drift.sources import (
     ByteProgress,
     Progress,
-    RankResult,
     Series,
     bytes_to_read,
     checkpoint_size,
-    compare_rank_steps,
-    compare_replica_steps,
     compare_steps,
     rank_series,
 )
