@@ -27,6 +27,9 @@ class Arch:
     sites: dict[str, str]
     # The parameter of the MLP (or late conv) site an optimizer-lane fault strikes.
     lane_weight: str = "weight"
+    # BatchNorm sees the micro-batches: the accumulation split and order are part of the
+    # model's maths, not round-off, so its healthy reruns vary only the kernels.
+    batchnorm: bool = False
 
 
 def _hf_quiet() -> None:
@@ -167,6 +170,73 @@ def _mixtral() -> nn.Module:
     return MixtralForCausalLM(cfg)
 
 
+def _opt() -> nn.Module:
+    from transformers import OPTConfig, OPTForCausalLM
+
+    _hf_quiet()
+    # ReLU MLP, learned absolute positions, biases on every projection, pre-norm LayerNorm,
+    # tied input and output embeddings.
+    cfg = OPTConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=128,
+        word_embed_proj_dim=64, vocab_size=VOCAB, max_position_embeddings=SEQ,
+        activation_function="relu", do_layer_norm_before=True, dropout=0.0,
+        attention_dropout=0.0, pad_token_id=1, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return OPTForCausalLM(cfg)
+
+
+def _bloom() -> nn.Module:
+    from transformers import BloomConfig, BloomForCausalLM
+
+    _hf_quiet()
+    # ALiBi position biases (no position embedding at all), one fused query_key_value
+    # projection, a LayerNorm on the word embeddings, tied embeddings.
+    cfg = BloomConfig(
+        hidden_size=64, n_layer=2, n_head=4, vocab_size=VOCAB, hidden_dropout=0.0,
+        attention_dropout=0.0,
+    )  # fmt: skip
+    return BloomForCausalLM(cfg)
+
+
+def _mamba() -> nn.Module:
+    from transformers import MambaConfig, MambaForCausalLM
+
+    _hf_quiet()
+    # A selective state-space model: no attention, a causal depthwise conv1d and an
+    # input-dependent scan inside a gated MLP; the pure-torch path (no mamba_ssm kernels).
+    cfg = MambaConfig(
+        hidden_size=64, num_hidden_layers=2, vocab_size=VOCAB, state_size=8, expand=2,
+        conv_kernel=4, use_mambapy=False,
+    )  # fmt: skip
+    return MambaForCausalLM(cfg)
+
+
+def _gemma() -> nn.Module:
+    from transformers import GemmaConfig, GemmaForCausalLM
+
+    _hf_quiet()
+    # GeGLU MLP, RMS norms scaling by 1 + weight, multi-query attention (one key/value head),
+    # embeddings scaled by sqrt(hidden) and tied to the output.
+    cfg = GemmaConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
+        head_dim=16, intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=SEQ,
+    )  # fmt: skip
+    return GemmaForCausalLM(cfg)
+
+
+def _mobilenet() -> nn.Module:
+    from transformers import MobileNetV2Config, MobileNetV2ForImageClassification
+
+    _hf_quiet()
+    # Inverted residuals: 1x1 expansion, depthwise 3x3, linear 1x1 projection, BatchNorm and
+    # ReLU6 after every convolution.
+    cfg = MobileNetV2Config(
+        num_channels=3, image_size=IMAGE, depth_multiplier=0.35, num_labels=CLASSES,
+        classifier_dropout_prob=0.0,
+    )  # fmt: skip
+    return MobileNetV2ForImageClassification(cfg)
+
+
 def _cnn() -> nn.Module:
     def block(cin: int, cout: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
@@ -267,7 +337,7 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("vit.layers", "attention.q_proj", "mlp.fc1",
                        "vit.embeddings.patch_embeddings.projection", "layernorm_after")),
         Arch("cnn", _cnn, _images, _image_loss,
-             {"conv": "1.0", "conv-late": "3.0", "stem": "0.0", "norm": "1.1"}),
+             {"conv": "1.0", "conv-late": "3.0", "stem": "0.0", "norm": "1.1"}, batchnorm=True),
         # Rotation 3's held-out architectures, sites by the same rule: layer 0's attention
         # input projection, layer 1's first MLP projection, the token (patch) embedding the
         # model calls, layer 1's pre-MLP norm; for a convolutional net the stem, the second
@@ -290,5 +360,34 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("model.layers", "self_attn.q_proj", "mlp.experts",
                        "model.embed_tokens", "post_attention_layernorm"),
              lane_weight="gate_up_proj"),
+        # Rotation 4's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (Mamba has no attention:
+        # its sequence mixer's input projection, x_proj, which computes the scan's
+        # input-dependent step and B, C as q/k compute attention's weights), layer 1's first
+        # MLP projection (Mamba: in_proj, the first projection of its gated MLP), the token
+        # embedding the model calls, layer 1's pre-MLP norm (Mamba: the block's one norm, in
+        # front of the mixer); for MobileNetV2 the stem's convolution, the second block's
+        # (layer.0's) depthwise convolution, the depthwise convolution of the first block of
+        # the next stage (layer.2), and the `conv` convolution's BatchNorm.
+        Arch("opt", _opt, _tokens, _causal_loss,
+             _lm_sites("model.decoder.layers", "self_attn.q_proj", "fc1",
+                       "model.decoder.embed_tokens", "final_layer_norm")),
+        Arch("bloom", _bloom, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "self_attention.query_key_value", "mlp.dense_h_to_4h",
+                       "transformer.word_embeddings", "post_attention_layernorm")),
+        Arch("mamba", _mamba, _tokens, _causal_loss,
+             {"attention": "backbone.layers.0.mixer.x_proj",
+              "mlp": "backbone.layers.1.mixer.in_proj",
+              "embedding": "backbone.embeddings",
+              "norm": "backbone.layers.1.norm"}),
+        Arch("gemma", _gemma, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("mobilenet", _mobilenet, _images, _image_loss,
+             {"conv": "mobilenet_v2.layer.0.conv_3x3.convolution",
+              "conv-late": "mobilenet_v2.layer.2.conv_3x3.convolution",
+              "stem": "mobilenet_v2.conv_stem.first_conv.convolution",
+              "norm": "mobilenet_v2.layer.0.conv_3x3.normalization"},
+             batchnorm=True),
     )
 }  # fmt: skip
