@@ -157,6 +157,16 @@ def test_a_link_a_fifo_or_a_folder_is_not_read(
     assert _matches(_cached()) == _fresh()
 
 
+def _count_compiles(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """A list that gets one entry for each database Hyperscan compiles (not read from disk)."""
+    compiled: list[bool] = []
+    real = hyperscan_cache.hyperscan.Database
+    monkeypatch.setattr(
+        hyperscan_cache.hyperscan, "Database", lambda **kw: compiled.append(True) or real(**kw)
+    )
+    return compiled
+
+
 def test_a_file_that_others_may_write_is_not_read(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -164,11 +174,7 @@ def test_a_file_that_others_may_write_is_not_read(
     path = _only_file(cache_dir)
     path.chmod(0o622)
     fresh = _fresh()
-    compiled: list[bool] = []
-    real = hyperscan_cache.hyperscan.Database
-    monkeypatch.setattr(
-        hyperscan_cache.hyperscan, "Database", lambda **kw: compiled.append(True) or real(**kw)
-    )
+    compiled = _count_compiles(monkeypatch)
     assert _matches(_cached()) == fresh
     assert compiled == [True]
     assert path.stat().st_mode & 0o777 == 0o600
@@ -182,11 +188,7 @@ def test_a_file_of_another_user_is_not_read(
     path = _only_file(cache_dir)
     os.chown(path, 65534, 65534)
     fresh = _fresh()
-    compiled: list[bool] = []
-    real = hyperscan_cache.hyperscan.Database
-    monkeypatch.setattr(
-        hyperscan_cache.hyperscan, "Database", lambda **kw: compiled.append(True) or real(**kw)
-    )
+    compiled = _count_compiles(monkeypatch)
     assert _matches(_cached()) == fresh
     assert compiled == [True]
 

@@ -115,7 +115,7 @@ def localisation(
                     excess=excess,
                     detail={
                         "axis": axis,
-                        "index": top.top_row if axis == "row" else top.top_col,
+                        "index": _index(top, axis),
                         "share": round(_share(top, axis), 4),
                         "uniform_share": round(1 / n, 6),
                         "bar_share": round(bar / n, 4),
@@ -150,9 +150,14 @@ def _noise_same_channel(t: TensorDiff | None, axis: str, n: int, noise: TensorDi
     tensor in every healthy rerun and in the noise run alike; Qwen2-MoE's shared expert)."""
     if t is None or noise is None or not _localised(noise):
         return False
-    index = t.top_row if axis == "row" else t.top_col
-    noise_index = noise.top_row if axis == "row" else noise.top_col
-    return noise_index == index and n * _share(noise, axis) >= LIFT_MIN
+    return _index(noise, axis) == _index(t, axis) and n * _share(noise, axis) >= LIFT_MIN
+
+
+def _index(t: TensorDiff | None, axis: str) -> int:
+    """The top row's or column's index (-1 for a missing tensor)."""
+    if t is None:
+        return -1
+    return t.top_row if axis == "row" else t.top_col
 
 
 def _share(t: TensorDiff | None, axis: str) -> float:
@@ -225,13 +230,9 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
 def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) -> int | None:
     """Start of a persistent run of flags that also stays on the same row/col: a faulty lane
     hits the same slice every step, round-off clusters wander."""
-
-    def index(t: TensorDiff | None) -> int:
-        return -1 if t is None else (t.top_row if axis == "row" else t.top_col)
-
     held = list(flags)
     for i in range(1, len(held)):
-        if held[i] and held[i - 1] and index(track[i]) != index(track[i - 1]):
+        if held[i] and held[i - 1] and _index(track[i], axis) != _index(track[i - 1], axis):
             held[i] = False
     return _runs(held)
 
@@ -260,11 +261,9 @@ def envelope(
         col = sorted(r[i] for r in raw.values() if r[i] > 0)
         scale.append(max(1.0, col[(len(col) - 1) // 2]) if col else 1.0)  # lower median
     out = []
-    for name, track in tracks.items():
-        ntrack = noise.get(name)
-        if ntrack is None:
-            continue
-        ratios = [r / k for r, k in zip(raw[name], scale, strict=True)]
+    for name, raw_ratios in raw.items():
+        track, ntrack = tracks[name], noise[name]
+        ratios = [r / k for r, k in zip(raw_ratios, scale, strict=True)]
         # Self-calibrated like localisation: two independent random walks (a gradient-null
         # parameter, e.g. a conv bias ahead of BatchNorm) differ several-fold in size by
         # chance, and that ratio shows from the first checkpoints on. A fault moves the
