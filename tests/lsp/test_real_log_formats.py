@@ -103,6 +103,9 @@ CASES = [
     Case("f142", "process-killed-signal"),  # markdown-escaped glog line: "**\* SIGSEGV"
     Case("e020", "rank-exception", 1, "low"),  # torchelastic: failed (exitcode: 1) alone
     Case("f035", "rank-exception", 3, "low"),  # Paddle: trainer process with rank=[3] aborted
+    # srun: task 5 exits 1, srun ends the step; Slurm's bare CANCELLED and the others' Killed
+    # are its teardown, not a scancel.
+    Case("f132", "rank-exception", 5, "low"),
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
 ]

@@ -33,12 +33,16 @@ _HANG_ENTRIES = frozenset({"nccl-timeout"})
 # failure on the same rank is that failure's exit (a rank that raised, then aborted in gloo's
 # teardown), so it never takes the incident's name from it.
 _EXIT_ENTRIES = frozenset({"process-killed-signal"})
+# Slurm's bare step cancellation ("*** STEP 5.0 ON n1 CANCELLED AT ... ***", no "DUE TO")
+# and srun's "task N: Killed" after srun reported a task's own non-zero exit are srun ending
+# the step for that task: its exit is the failure, the rest teardown (launchers.srun_bad_exit).
+_SRUN_ENDS_STEP = frozenset({"cancelled_other", "srun_task_killed"})
 
 
 def build_findings(
     cat: CompiledCatalog, records: dict[int, SignalRecord], topo: Topology
 ) -> list[Finding]:
-    fired = _fired_entries(cat, records)
+    fired = _fired_entries(cat, records, topo)
     if not fired:
         return []
     initiating = [e for e in fired if e.initiating]
@@ -101,7 +105,9 @@ def build_findings(
     return findings
 
 
-def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> list[Entry]:
+def _fired_entries(
+    cat: CompiledCatalog, records: dict[int, SignalRecord], topo: Topology
+) -> list[Entry]:
     by_entry: dict[str, list[SignalRecord]] = {}
     for record in records.values():
         if record.count < record.signal.min_count:
@@ -119,10 +125,22 @@ def _fired_entries(cat: CompiledCatalog, records: dict[int, SignalRecord]) -> li
     # A signal that is fallout when another entry fired (a SIGABRT after watchdog timeouts is
     # the watchdog's own abort) stops counting; an entry left without signals drops out.
     ids = {e.id for e in out}
+    bad_exit = launchers.srun_bad_exit(topo.claims)
+
+    def fallout(r: SignalRecord) -> bool:
+        if r.signal.not_with & ids:
+            return True
+        first = r.first
+        return (
+            r.signal.name in _SRUN_ENDS_STEP
+            and first is not None
+            and launchers.after(bad_exit, first.source, first.line)
+        )
+
     kept = []
     for e in out:
-        e.records = [r for r in e.records if not (r.signal.not_with & ids)]
-        e.initiating = [r for r in e.initiating if not (r.signal.not_with & ids)]
+        e.records = [r for r in e.records if not fallout(r)]
+        e.initiating = [r for r in e.initiating if not fallout(r)]
         if any(r.signal.role != "context" for r in e.records):
             kept.append(e)
     return kept

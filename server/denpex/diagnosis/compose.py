@@ -109,6 +109,7 @@ def compose(
     for ev in evidence:
         if summary is not None and summary.line == (ev.source, ev.line):
             ev.role = "initiating"
+    evidence.sort(key=lambda ev: ev.role != "initiating")  # stable: time order otherwise
     values: dict[str, object] = {
         "rank": rank,
         "host": host,

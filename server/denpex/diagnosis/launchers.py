@@ -48,6 +48,7 @@ class Claim:
     pid: int | None
     source: str
     line: int
+    killed: bool = False  # srun's plain "Killed" (SIGKILL; not its "Out Of Memory")
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,8 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
         code = -15 if what == "Terminated" else code
         if code is None:
             code = to_int(what.rsplit(" ", 1)[-1])
-        return [Claim(kind, r, False, code, None, source, line) for r in ranks]
+        killed = what == "Killed"
+        return [Claim(kind, r, False, code, None, source, line, killed) for r in ranks]
     rank = to_int(g.get("rank"))
     if rank is None:
         return []
@@ -202,9 +204,10 @@ def attribute(
     ]
     if any(t.ambiguous() for t in tables):
         claims = [c for c in claims if c.kind not in ("torchelastic", "root-cause")]
+    bad_exit = srun_bad_exit(claims)
     usable: dict[int, Claim] = {}
     for c in claims:
-        if c.exitcode in _TEARDOWN:
+        if c.exitcode in _TEARDOWN or (c.killed and after(bad_exit, c.source, c.line)):
             continue
         if after_timeouts and (c.exitcode is None or c.exitcode not in _FROM_OUTSIDE):
             # The watchdog's abort (-6) or the DistBackendError it raises (exit 1): the rank
@@ -229,6 +232,19 @@ def attribute(
     if len(usable) > 1:
         return Attribution(None, None, "launchers name several failed ranks", tuple(sorted(usable)))
     return Attribution(None, None, "")
+
+
+def srun_bad_exit(claims: list[Claim]) -> Claim | None:
+    """The first task srun reports exiting with a code of its own. srun then ends the step
+    (--kill-on-bad-exit: "_step_signal: Terminating StepId", Slurm's bare "*** STEP ...
+    CANCELLED AT ... ***") and SIGKILLs the other tasks, which it reports as "Killed"."""
+    exits = [c for c in claims if c.kind == "srun" and c.exitcode is not None and c.exitcode > 0]
+    return min(exits, key=lambda c: (c.source, c.line), default=None)
+
+
+def after(claim: Claim | None, source: str, line: int) -> bool:
+    """Is (source, line) a later line of the file that holds ``claim``?"""
+    return claim is not None and source == claim.source and line > claim.line
 
 
 def _torn_down(claim: Claim, closing: frozenset[int]) -> tuple[int, ...]:
