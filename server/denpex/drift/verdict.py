@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from denpex.drift import departures, explain, stats, sudden
+from denpex.drift import departures, explain, parted, stats, sudden
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.thresholds import ALPHA, ONSET_RISE
@@ -174,9 +174,14 @@ def assess(
 
     levers = departures.find(series, tracks, noise_tracks)
     jumps = sudden.jumps(steps, tracks)
+    change = sudden.step_change(series, tracks)
+    kept = parted.before_parting(series, levers, jumps, change)
+    levers, jumps, change = kept.levers, kept.jumps, kept.change
+    if kept.dropped and kept.step is not None:
+        trend["parted_step"] = kept.step
+        notes.append(parted.note(kept.step))
     first_lever = min((lv.onset for lv in levers), default=None)
     first_jump = min(jumps, key=lambda j: j.step) if jumps else None
-    change = sudden.step_change(series, tracks)
 
     case = _Case(series, trend, notes, run, ref, gpu, host)
     if (
