@@ -21,16 +21,18 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-04 over parts A-F (parts D, E and
-# F labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 301/351 = 0.8575, rank recall
-# 55/61 = 0.9016, rank precision 55/56 = 0.9821, collateral recall 0.8157, one collateral rank
+# Test-split floors, set from the figures measured on 2026-12-05 over parts A-G (parts D to G
+# labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 338/401 = 0.8429, rank recall
+# 61/72 = 0.8472, rank precision 61/62 = 0.9839, collateral recall 0.7962, one collateral rank
 # named as initiating, no healthy false alarm. The 8 thread-only test logs are outside these.
+# (Part G's test half, 58 logs scored first at 68% class, lowered the class and rank figures
+# from parts A-F's 0.8575 and 0.9016: new logs, not a regression.)
 FLOORS = {
-    "class_accuracy": 0.8575,
-    "rank_recall": 0.9016,
-    "rank_precision": 0.9821,
-    "collateral_recall": 0.8157,
+    "class_accuracy": 0.8429,
+    "rank_recall": 0.8472,
+    "rank_precision": 0.9839,
+    "collateral_recall": 0.7962,
 }
 CEILINGS = {
     "collateral_as_initiating": 1,

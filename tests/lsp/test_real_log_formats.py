@@ -106,6 +106,19 @@ CASES = [
     # srun: task 5 exits 1, srun ends the step; Slurm's bare CANCELLED and the others' Killed
     # are its teardown, not a scancel.
     Case("f132", "rank-exception", 5, "low"),
+    # Part G's dev half.
+    Case("g008", "process-killed-signal", 0, "low"),  # Paddle: Container rank 0 ... code -9
+    Case("g130", "rank-exception", 1, "medium"),  # Root Cause table, its rows are no reporters
+    Case("g012", "rendezvous-failure"),  # c10d: failed to connect to any network address
+    Case("g016", "process-killed-signal"),  # markdown-bolded "**Killed**"
+    Case("g119", "process-killed-signal"),  # bash's "Killed" in a Chinese locale
+    Case("g108", "process-killed-signal"),  # Paddle: FatalError: `Segmentation fault` is detected
+    Case("g024", "loss-scale-overflow"),  # icefall: grad_scale is too small, exiting
+    Case("g042", "nan-inf-loss"),  # CNTK: Minibatch[...]: ce = nan * 14000
+    Case("g044", "cuda-oom"),  # Chainer/CuPy: out of memory to allocate N bytes (total M)
+    Case("g102", "cuda-oom"),  # TensorFlow BFC: Ran out of memory ... See logs for memory state
+    Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
+    Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
 ]

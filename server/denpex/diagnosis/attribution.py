@@ -298,7 +298,9 @@ def _collateral_only(cat: CompiledCatalog, fired: list[Entry], topo: Topology) -
         if waiting_on and enqueued < waiting_on:
             suspects.add(behind)
     world = topo.world_size or (max(topo.ranks_seen) + 1 if topo.ranks_seen else 0)
-    if world and len(reporting) * 2 >= world:
+    # A rank missing from the others' hang reports never reached the collective; without hang
+    # reports (a failure table's one row, say) the others being absent says nothing.
+    if world and _hung(fired) and len(reporting) * 2 >= world:
         missing = set(range(world)) - reporting
         if 0 < len(missing) <= max(1, world // 4):
             suspects |= missing

@@ -148,11 +148,11 @@ class Topology:
             host = host_row[1] if host_row and line - host_row[0] <= _TABLE_SPAN else None
             self._table[source] = (line, r, host)
             self.bind(r, host=host)
-            table = self.tables.setdefault(source, RootCauseTable({}))
+            table = self.tables.setdefault(source, RootCauseTable({}, source=source))
             time_row = self._table_time.get(source)
             hint_line = self._root_cause_line.get(source)
             if hint_line is not None and 0 < line - hint_line <= _TABLE_SPAN + 1:
-                table.root = r
+                table.root, table.root_line = r, line
             elif time_row and 0 < line - time_row[0] <= _TABLE_SPAN and len(table.times) < 4096:
                 table.times[r] = time_row[1]  # the root's own time is kept apart
             if table.root == r and time_row and 0 < line - time_row[0] <= _TABLE_SPAN:
@@ -160,7 +160,8 @@ class Topology:
         elif name == "table_time":
             self._table_time[source] = (line, g["t"])
         elif name == "no_other_failures":
-            self.tables.setdefault(source, RootCauseTable({})).no_other_failures = True
+            table = self.tables.setdefault(source, RootCauseTable({}, source=source))
+            table.no_other_failures = True
         elif name == "closing_pid" and len(self.closing_pids) < 4096:
             pid = to_int(g["pid"])
             if pid is not None:

@@ -41,7 +41,9 @@ _SIGNALS.update({"SIGINT": -2, "SIGHUP": -1, "SIGILL": -4, "SIGFPE": -8})
 class Claim:
     """One launcher line naming one process as failed."""
 
-    kind: str  # "torchelastic", "root-cause", "mpirun", "mpich", "spawn", "srun", "ray", "paddle"
+    # "torchelastic", "root-cause", "mpirun", "mpich", "spawn", "srun", "ray", "paddle",
+    # "paddle_container"
+    kind: str
     rank: int
     local: bool  # torchelastic's local_rank: the global rank only on a single node
     exitcode: int | None  # negative: killed by that signal
@@ -118,6 +120,14 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["was aborted"],
         re.compile(r"the trainer process with rank=\[(?P<rank>\d{1,6})\] was aborted"),
     ),
+    # ... and its newer controller: "Container rank 0 status failed cmd [...] code -9 log ...".
+    "claim_paddle_container": (
+        ["Container rank "],
+        re.compile(
+            r"Container rank (?P<rank>\d{1,6}) status failed cmd .{0,4000} "
+            r"code (?P<code>-?\d{1,4}) log "
+        ),
+    ),
     "claim_ray": (
         ["has failed"],
         re.compile(
@@ -175,6 +185,8 @@ class RootCauseTable:
     root: int | None = None
     root_time: str | None = None
     root_code: int | None = None  # the root row's exitcode (negative: a signal)
+    source: str = ""
+    root_line: int = 0  # the root row's "rank : N" line (shown as the failure's line)
     no_other_failures: bool = False
 
     def ambiguous(self) -> bool:
@@ -198,7 +210,7 @@ def attribute(
     ``hosts``: how many hosts the log shows; a local rank is global only on one.
     """
     claims = claims + [
-        Claim("root-cause", t.root, False, t.root_code, None, "", 0)
+        Claim("root-cause", t.root, False, t.root_code, None, t.source, t.root_line)
         for t in tables
         if t.root is not None
     ]
@@ -280,6 +292,7 @@ def _reason(claim: Claim) -> str:
         "srun": "srun's task report",
         "ray": "Ray Train's worker report",
         "paddle": "Paddle's launcher report",
+        "paddle_container": "Paddle's launcher report",
     }.get(claim.kind, "the launcher's summary")
     how = ""
     if claim.exitcode is not None:
