@@ -161,6 +161,33 @@ def test_reader_matches_the_torch_path(
             slow.release(name, 0, meta.rows)
 
 
+def test_a_file_saved_from_the_gpu_and_repacked_reads_the_same(tmp_path: Path) -> None:
+    """Storages saved from CUDA say so in their persistent id ('cuda:0'), and a zip repacked
+    by another writer (Python's zipfile here) puts its records elsewhere: torchzip reads
+    each tensor from its named record, without a GPU, the same values as the original.
+    (torch's meta path computes offsets from its own writer's layout and refuses a repacked
+    zip: "claims bytes its zip record does not hold".)"""
+    cpu, gpu = tmp_path / "cpu.pt", tmp_path / "gpu.pt"
+    torch.save(_training_state(4), cpu)
+    with zipfile.ZipFile(cpu) as src, zipfile.ZipFile(gpu, "w") as out:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("/data.pkl"):
+                assert b"X\x03\x00\x00\x00cpu" in data
+                data = data.replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+            out.writestr(info, data)
+    assert read_state(str(gpu)) is not None
+    repacked, original = TorchReader(str(gpu), "state_dict"), TorchReader(str(cpu), "state_dict")
+    assert repacked.tensors == original.tensors
+    assert repacked._in_file != original._in_file  # the records moved
+    for name, meta in original.tensors.items():
+        if meta.rows:
+            a, b = repacked.block(name, 0, meta.rows), original.block(name, 0, meta.rows)
+            assert np.array_equal(a, b), name
+            repacked.release(name, 0, meta.rows)
+            original.release(name, 0, meta.rows)
+
+
 # The CLI as users run it, either path: "torch" leaves every file to torch.load (the
 # fallback). It says on stderr, last, whether torch was imported.
 _CLI = textwrap.dedent(

@@ -285,7 +285,9 @@ def read_state(path: str) -> object | None:
                 raise _NotHandled("storage record")
             return _Storage(cls.dtype, cls.itemsize, record[0], record[1])
 
-        return safepickle.loads(data, allowed=_ALLOWED, what=path, persistent_load=storage)
+        state = safepickle.loads(data, allowed=_ALLOWED, what=path, persistent_load=storage)
+        # Not a mapping (a bare tensor, a list): torch.load's object names it in the error.
+        return state if isinstance(state, dict) else None
     except (_NotHandled, safepickle.UnknownGlobal):
         return None
     except safepickle.RefusedPickle as exc:
