@@ -125,9 +125,7 @@ def test_metadata_and_bytes_match_torch_load(tmp_path: Path) -> None:
         if t.numel():
             assert stored.where.offset == base + t.storage_offset() * t.itemsize, where
     # The bytes at those offsets are the tensors' values.
-    for (where, stored, _), (_, _, value) in zip(
-        pairs, _torch_pairs(fast, real), strict=True
-    ):
+    for (where, stored, _), (_, _, value) in zip(pairs, _torch_pairs(fast, real), strict=True):
         if not value.numel():
             continue
         item = value.itemsize
@@ -346,9 +344,7 @@ def test_data_pkl_asking_for_huge_allocations_is_refused(tmp_path: Path) -> None
     # A memo index of 2**31: the C unpickler would grow its memo to 2**32 slots (32 GiB).
     memo = b"\x80\x02}r" + struct.pack("<I", 1 << 31) + b"."
     run, ref = _with_pickle(tmp_path, memo)
-    _one_line_exit_2(
-        _denpex_limited("drift", run, "--ref", ref, "--device", "cpu"), "no tensors"
-    )
+    _one_line_exit_2(_denpex_limited("drift", run, "--ref", ref, "--device", "cpu"), "no tensors")
     # bytearray(2**31 - 1): refused before it is built.
     count = b"\x80\x02c__builtin__\nbytearray\nJ\xff\xff\xff\x7f\x85R."
     run, ref = _with_pickle(tmp_path / "count", count)
@@ -370,9 +366,7 @@ def test_tensor_claiming_more_than_its_record_goes_to_torch_and_is_refused(
     huge = data.replace(b"K\x10\x85", b"J\x00\x00\x00\x40\x85")  # (2**30,)
     run, ref = _with_pickle(tmp_path / "case", huge)
     assert read_state(str(run / "step_10.pt")) is None
-    _one_line_exit_2(
-        _denpex_limited("drift", run, "--ref", ref, "--device", "cpu"), "step_10.pt"
-    )
+    _one_line_exit_2(_denpex_limited("drift", run, "--ref", ref, "--device", "cpu"), "step_10.pt")
 
 
 def test_files_torchzip_does_not_vouch_for_are_left_to_torch(tmp_path: Path) -> None:
