@@ -75,3 +75,47 @@ def test_persistent_ids_are_refused() -> None:
 def test_malformed_stream_is_an_input_error(blob: bytes) -> None:
     with pytest.raises(InputError, match="not a readable pickle"):
         safepickle.loads(blob, what="dump")
+
+
+def test_memo_index_cannot_make_it_allocate() -> None:
+    """LONG_BINPUT 2**31: the C unpickler grows its memo array to that index and zeroes it
+    (16 GiB here). In a subprocess capped at 1 GiB of address space, it must still load."""
+    import resource
+    import struct
+    import subprocess
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    bomb = b"\x80\x02}r" + struct.pack("<I", 1 << 31) + b"."
+    script = f"from denpex import safepickle; print(safepickle.loads({bomb!r}, what='dump'))"
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, preexec_fn=cap
+    )
+    assert (done.returncode, done.stdout) == (0, "{}\n"), done.stderr[-1000:]
+
+
+def test_bytearray_from_a_count_is_refused() -> None:
+    blob = b"\x80\x02c__builtin__\nbytearray\nJ\xff\xff\xff\x7f\x85R."
+    with pytest.raises(safepickle.RefusedPickle, match="bytearray from a count"):
+        safepickle.loads(blob, what="dump")
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        data = bytearray(b"\x00\xffabc")
+        assert safepickle.loads(pickle.dumps(data, protocol=protocol), what="dump") == data
+
+
+def _allowed_function(x: int = 1) -> int:
+    return x
+
+
+def test_build_cannot_set_attributes_of_an_allowed_global() -> None:
+    """BUILD with a slot state runs setattr on the object below it; on an allow-listed
+    function that would change it for every later load (its defaults, say)."""
+    blob = (
+        b"\x80\x02cmod\nf\n"  # the allowed function
+        + b"N}X\x0c\x00\x00\x00__defaults__K\x07\x85s\x86b."  # BUILD (None, {...: (7,)})
+    )
+    with pytest.raises(safepickle.RefusedPickle, match="attributes of a global"):
+        safepickle.loads(blob, allowed={("mod", "f"): _allowed_function}, what="dump")
+    assert _allowed_function() == 1

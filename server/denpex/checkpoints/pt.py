@@ -1,26 +1,26 @@
 """torch ``.pt``/``.bin`` files, read without unpickling code and without mapping them.
 
-``torch.load(map_location="meta", weights_only=True)`` gives shapes, dtypes and where each
-storage sits in the zip; blocks are then read with ``preadv`` like safetensors'. Nothing is
-memory-mapped: a mapped file that shrinks under the reader kills the process with SIGBUS,
-a short read is one clear error. Also the torch helpers the DCP reader shares.
+A zip-format file's ``data.pkl`` is read by ``torchzip`` without torch (shapes, dtypes and
+where each tensor's bytes sit); what it does not vouch for, and legacy non-zip files, go
+through ``torch.load(map_location="meta", weights_only=True)`` as before. Blocks are then
+read with ``preadv`` like safetensors'. Nothing is memory-mapped: a mapped file that shrinks
+under the reader kills the process with SIGBUS, a short read is one clear error. Also the
+torch helpers the DCP reader shares.
 """
 
 from __future__ import annotations
 
 import re
-import struct
 import threading
 import warnings
 import zipfile
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from denpex.checkpoints.keys import normalise_key, unwrap
 from denpex.checkpoints.reader import NP_DTYPES, CheckpointError, Preader, TensorMeta, claim
+from denpex.checkpoints.torchzip import InFile, StoredTensor, locate, read_state, zip_records
 
 if TYPE_CHECKING:  # torch is imported lazily
     import torch
@@ -41,17 +41,6 @@ _TORCH_DTYPES = {
 
 def dtype_name(dtype: Any) -> str:
     return _TORCH_DTYPES.get(str(dtype), str(dtype).removeprefix("torch."))
-
-
-@dataclass(frozen=True)
-class _InFile:
-    """Where a tensor's elements sit in a torch zip file: the file offset of its first
-    element, its strides in elements, and the bytes spanned from there to its last one."""
-
-    offset: int
-    strides: tuple[int, ...]
-    span: int
-    contiguous: bool
 
 
 def _weights_only_reason(exc: Exception) -> str:
@@ -82,76 +71,60 @@ def torch_load_error(exc: Exception) -> str:
     return f"unreadable torch file ({first[:200]})"
 
 
-def _tensor_items(state: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    import torch
-
-    for k, v in state.items():
-        if isinstance(v, torch.Tensor):
-            yield str(k), v
-
-
-def _zip_records(path: str) -> dict[int, int]:
-    """Data offset -> size of every record of a torch zip file, from its central directory
-    (and each record's local header, which says where its data starts)."""
-    out: dict[int, int] = {}
-    with zipfile.ZipFile(path) as z, open(path, "rb") as f:
-        for info in z.infolist():
-            if info.filename.endswith("/byteorder") and (
-                info.file_size > 16 or z.read(info) not in (b"little", b"")
-            ):
-                raise CheckpointError(f"{path}: big-endian torch file (not supported)")
-            if info.compress_type != zipfile.ZIP_STORED:
-                continue  # torch stores tensor data uncompressed; nothing to map to it
-            f.seek(info.header_offset)
-            local = f.read(30)
-            if len(local) < 30 or local[:4] != b"PK\x03\x04":
-                raise CheckpointError(f"{path}: corrupt zip record {info.filename[:60]!r}")
-            name_len, extra_len = struct.unpack("<HH", local[26:30])
-            out[info.header_offset + 30 + name_len + extra_len] = info.file_size
-    return out
-
-
 class TorchReader:
-    """A torch.save file. Nothing of it is mapped into memory: the state dict is loaded
-    with ``map_location="meta"`` (shapes, dtypes and each storage's offset in the file, no
-    data), and every block is read with ``preadv``. A mapped file that shrinks under the
-    reader kills the process with SIGBUS; a short read is one clear error instead."""
+    """A torch.save file. Nothing of it is mapped into memory: its metadata comes from
+    ``torchzip`` (or ``torch.load(map_location="meta")``: shapes, dtypes and each storage's
+    offset in the file, no data), and every block is read with ``preadv``. A mapped file
+    that shrinks under the reader kills the process with SIGBUS; a short read is one clear
+    error instead."""
 
     def __init__(self, path: str, key: str | None = None) -> None:
-        import torch
-
         self.path = path
         self.tensors: dict[str, TensorMeta] = {}
         self.warnings: list[str] = []
-        self._in_file: dict[str, _InFile] = {}
+        self._in_file: dict[str, InFile] = {}
         self._arrays: dict[str, Any] = {}  # legacy (non-zip) files, loaded whole
         self._strided: tuple[str, np.ndarray] | None = None  # last non-contiguous tensor read
         self._lock = threading.Lock()
         self._file: Preader | None = None
+        torch: Any = None  # imported only when torchzip leaves the file to torch.load
+        offsets: dict[int, int] = {}  # zip records by data offset, for torch's meta storages
         try:
             zipped = _starts_with(path, b"PK\x03\x04")
-            state = self._load(torch, path, zipped)
-            records = _zip_records(path) if zipped else {}
+            state = read_state(path) if zipped else None
+            if state is None:
+                import torch
+
+                state = self._load(torch, path, zipped)
+                records = zip_records(path) if zipped else None
+                if records is not None and not records.little_endian:
+                    raise CheckpointError(f"{path}: big-endian torch file (not supported)")
+                offsets = records.by_offset() if records is not None else {}
         except CheckpointError:
             raise
         except Exception as exc:
             raise CheckpointError(f"{path}: {torch_load_error(exc)}") from None
         weights = unwrap(state, key)
-        for raw_name, tensor in _tensor_items(weights):
-            name = normalise_key(raw_name)
-            dtype = dtype_name(tensor.dtype)
-            if tensor.layout != torch.strided:
-                dtype = str(tensor.layout).removeprefix("torch.")  # listed, never compared
-            meta = TensorMeta(name, tuple(tensor.shape), dtype, tensor.numel() * tensor.itemsize)
-            if not claim(self.tensors, name, self.warnings, path):
+        for raw_name, value in weights.items():
+            if isinstance(value, StoredTensor):
+                meta = TensorMeta(
+                    normalise_key(str(raw_name)), value.shape, value.dtype, value.nbytes
+                )
+            elif torch is not None and isinstance(value, torch.Tensor):
+                meta = _torch_meta(torch, str(raw_name), value)
+            else:
                 continue
-            if zipped and dtype in NP_DTYPES:
-                self._in_file[name] = self._where(raw_name, tensor, records)
+            if not claim(self.tensors, meta.name, self.warnings, path):
+                continue
+            if isinstance(value, StoredTensor):
+                self._in_file[meta.name] = value.where
+            elif zipped and meta.dtype in NP_DTYPES:
+                self._in_file[meta.name] = self._where(str(raw_name), value, offsets)
             elif not zipped:
-                if tensor.device.type == "meta":
+                if value.device.type == "meta":
                     raise CheckpointError(f"{path}: {raw_name!r} is a meta tensor (no data saved)")
-                self._arrays[name] = tensor
-            self.tensors[name] = meta
+                self._arrays[meta.name] = value
+            self.tensors[meta.name] = meta
         skipped = len(weights) - len(self.tensors)
         if not self.tensors:
             raise CheckpointError(f"{path}: no tensors in the state dict (try --key)")
@@ -175,26 +148,21 @@ class TorchReader:
             self.warnings.append(f"{path}: legacy torch format, loaded whole into memory")
             return torch.load(path, map_location="cpu", weights_only=True)
 
-    def _where(self, raw_name: str, tensor: Any, records: dict[int, int]) -> _InFile:
-        """Where ``tensor``'s bytes are, checked against the zip record that holds them."""
-        storage = tensor.untyped_storage()
-        base = getattr(storage, "_checkpoint_offset", None)
+    def _where(self, raw_name: str, tensor: Any, records: dict[int, int]) -> InFile:
+        """Where a meta ``tensor``'s bytes are, checked against the zip record that holds them."""
+        base = getattr(tensor.untyped_storage(), "_checkpoint_offset", None)
         if base is None:  # a tensor saved from the meta device: shape and dtype, no data
             raise CheckpointError(f"{self.path}: {raw_name!r} is a meta tensor (no data saved)")
-        item = tensor.itemsize
-        strides = tuple(tensor.stride())
-        if tensor.numel() == 0:
-            return _InFile(base, strides, 0, True)
-        first = tensor.storage_offset()
-        last = first + sum((n - 1) * s for n, s in zip(tensor.shape, strides, strict=True))
-        span = (last - first + 1) * item
-        record = records.get(base)
-        if record is None or min(strides, default=0) < 0 or (last + 1) * item > record:
+        shape, strides = tuple(tensor.shape), tuple(tensor.stride())
+        where = locate(
+            base, records.get(base), tensor.storage_offset(), shape, strides, tensor.itemsize
+        )
+        if where is None:
             raise CheckpointError(
                 f"{self.path}: {raw_name!r} claims bytes its zip record does not hold "
                 "(corrupt or rewritten file)"
             )
-        return _InFile(base + first * item, strides, span, tensor.is_contiguous())
+        return where
 
     def block(self, name: str, r0: int, r1: int) -> np.ndarray:
         meta = self.tensors[name]
@@ -211,7 +179,7 @@ class TorchReader:
             return self._file.read(name, where.offset + r0 * row_bytes, shape, np_dtype)
         return self._gathered(name, meta, where, np_dtype)[r0:r1]
 
-    def _gathered(self, name: str, meta: TensorMeta, where: _InFile, np_dtype: Any) -> np.ndarray:
+    def _gathered(self, name: str, meta: TensorMeta, where: InFile, np_dtype: Any) -> np.ndarray:
         """A non-contiguous tensor (a saved transpose, say): its span is read once into a
         private buffer and made contiguous; kept until its last block is released."""
         with self._lock:
@@ -250,6 +218,15 @@ def numpy_rows(tensor: torch.Tensor, meta: TensorMeta, r0: int, r1: int) -> np.n
     if part.dtype == torch.bool:
         return part.view(torch.uint8).numpy()
     return part.numpy()
+
+
+def _torch_meta(torch: Any, raw_name: str, tensor: Any) -> TensorMeta:
+    dtype = dtype_name(tensor.dtype)
+    if tensor.layout != torch.strided:
+        dtype = str(tensor.layout).removeprefix("torch.")  # listed, never compared
+    return TensorMeta(
+        normalise_key(raw_name), tuple(tensor.shape), dtype, tensor.numel() * tensor.itemsize
+    )
 
 
 def _starts_with(path: str, magic: bytes) -> bool:

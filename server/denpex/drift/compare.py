@@ -112,14 +112,20 @@ def _buffer(
     return buf[:n].view(dtype).reshape(shape)
 
 
+def _wide(x: np.ndarray) -> np.ndarray:
+    """``x`` in float64, in a reused buffer (a plain cast: numpy's mixed-dtype loops cast
+    in small buffers and are several times slower)."""
+    wide = _buffer("wide", x.shape, np.float64)
+    wide[...] = x
+    return wide
+
+
 def _sq_sum(x: np.ndarray) -> float:
-    """sum(x^2) in float64: widen, then square in place (exact, and a plain cast plus a
-    float64 multiply beats one multiply with dtype=float64, which casts in buffers). The
-    one way every squared norm is summed, so equal blocks give equal figures everywhere."""
-    sq = _buffer("sq", x.shape, np.float64)
-    sq[...] = x
-    np.multiply(sq, sq, out=sq)
-    return float(sq.sum())
+    """sum(x^2) in float64: squares exact (a float32 squared fits float64's 53 bits) and
+    summed by einsum's product-sum loop, one pass and no squares array. The one way every
+    squared norm is summed, so equal blocks give equal figures everywhere."""
+    flat = _wide(x).reshape(-1)
+    return float(np.einsum("i,i->", flat, flat))
 
 
 def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> Partial:
@@ -138,11 +144,12 @@ def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> Partial:
         max_abs = float(max(d.max(), -d.min()))  # numpy's max/min propagate NaN
         if not np.isfinite(max_abs):  # rare: pay for the count only then
             non_finite = int(np.count_nonzero(~np.isfinite(d)))
-        sq = _buffer("sq", x.shape, np.float64)
-        sq[...] = d
-        np.multiply(sq, sq, out=sq)
-        row_sq = sq.sum(axis=1)
-        col_sq = sq.sum(axis=0)  # not a BLAS gemv: BLAS threads would fight the block threads
+        # Row and column sums of the squares straight from the widened difference: two
+        # passes over it instead of squaring in place and summing twice (einsum's loops
+        # are numpy's own, not BLAS, whose threads would fight the block threads).
+        wide = _wide(d)
+        row_sq = np.einsum("ij,ij->i", wide, wide)
+        col_sq = np.einsum("ij,ij->j", wide, wide)
     else:  # bitwise-equal block (replicas, a run before its fault): nothing to localise
         max_abs = 0.0
         row_sq, col_sq = np.zeros(x.shape[0]), np.zeros(x.shape[1])
