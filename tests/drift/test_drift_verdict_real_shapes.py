@@ -245,3 +245,22 @@ def test_a_channel_that_stops_dominating_its_tensor_is_the_models_own() -> None:
     extra = [[matrix("expert.gate.weight", grow(i), row=(52, sh))] for i, sh in enumerate(share)]
     verdict = judged(extra)
     assert not verdict.flagged, verdict.notes
+
+
+def test_a_channel_concentrating_gradually_is_the_models_own_without_a_noise_run() -> None:
+    # ConvNeXt reruns (rotation 4's re-run): the same row 28 in every healthy rerun, judged
+    # without a noise run. Its energy grew 1.2-3.7x per checkpoint as it took over the tensor;
+    # a fault arrives: its channel jumped 45x or more on every faulty run found this way.
+    rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
+    verdict = judged(_channel(28, rise))
+    assert not verdict.flagged, verdict.notes
+
+
+def test_a_channel_arriving_in_a_diverging_run_is_a_fault_without_a_noise_run() -> None:
+    share = [0.1, 0.1, 0.2, 0.2, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
+    size = [1.0, 1.0, 1.0, 1.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
+    extra = [[matrix("stage.pwconv2.weight", grow(i) * size[i], row=(3, share[i]))]
+             for i in range(len(STEPS))]  # fmt: skip
+    verdict = judged(extra)
+    assert verdict.verdict == "gradual_drift", verdict.notes
+    assert verdict.onset_step == 60

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from denpex.drift import bit_exact
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
+    ARRIVAL,
     CALIBRATION,
     CORROBORATED,
     DOMINANT,
@@ -104,6 +105,8 @@ def localisation(
             # gate_proj at step 12 and 0.41-0.47 at step 120, by 3/4 of its lift or less).
             if start is None or _diluted([n * sh for sh in shares], start) or shares[-1] < DOMINANT:
                 continue
+            if noise is None and not _arrived(track, shares, start):
+                continue
             top = track[start]
             assert top is not None  # flagged steps are localised, hence present
             excess = [_excess(t, n, _share(t, axis)) if t is not None else 0.0 for t in track]
@@ -124,6 +127,19 @@ def localisation(
                 )
             )
     return out
+
+
+def _arrived(track: list[TensorDiff | None], shares: list[float], start: int) -> bool:
+    """Without a noise run: did the channel's energy jump when it took over its tensor? A
+    fault arrives (its channel's energy rose 45x or more at the onset on the faulty tuning runs
+    found this way); a channel the model makes sensitive takes over gradually (ConvNeXt's row
+    28 in every healthy rerun: 1.2-3.7x per checkpoint). A run that was equal before has
+    nothing to compare with, and arrives."""
+    prev = track[start - 1] if start > 0 else None
+    t = track[start]
+    if prev is None or prev.diff_sq <= 0 or t is None:
+        return True
+    return math.sqrt(t.diff_sq * shares[start] / (prev.diff_sq * shares[start - 1])) >= ARRIVAL
 
 
 def _diluted(lifts: Sequence[float], start: int) -> bool:
@@ -205,6 +221,11 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
         ):
             continue
         at = pairs[start]
+        lead, axis = at[0][0], at[0][1][1]
+        if noise is None and not _arrived(
+            tracks[lead], [_share(t, axis) for t in tracks[lead]], start
+        ):
+            continue
         excess = [
             math.sqrt(math.fsum(v[2] ** 2 for _, v in p)) if len(p) == 2 else 0.0 for p in pairs
         ]
