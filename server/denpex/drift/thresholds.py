@@ -14,9 +14,9 @@ MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
 # bifurcation, share the tensor with the rest of it (healthy tuning reruns: top row/col at
 # most 0.41 of the tensor, held at one index over three checkpoints).
 DOMINANT = 0.5
-# Without a noise run, a localised channel must arrive: its energy rises >= 6x at the onset
-# (faults: 45x and more; ConvNeXt's healthy row 28 took over its tensor at 1.2-3.7x a step).
-ARRIVAL = 6.0
+# Without a noise run, a localised channel must arrive: its amplitude rises >= 12x over the two
+# checkpoints up to its onset (faults: 22x and more; ConvNeXt's healthy row 28: 8.9x at most).
+ARRIVAL = 12.0
 MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
 MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
