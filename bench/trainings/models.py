@@ -1,8 +1,8 @@
 """The architectures, scaled down to train in seconds on a CPU, and their synthetic data.
 
 Language models read sequences from a fixed random Markov chain (so the loss really falls);
-image models read class prototypes plus noise. The data depend only on the family seed, so
-every run of a family sees the same batches.
+image and audio models read class prototypes plus noise. The data depend only on the family
+seed, so every run of a family sees the same batches.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from torch import nn
 
 VOCAB, SEQ, BATCH = 128, 32, 16
 IMAGE, CLASSES = 16, 10
+WAVE = 320  # audio samples: 31 frames after the feature encoder
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,79 @@ def _mobilenet() -> nn.Module:
     return MobileNetV2ForImageClassification(cfg)
 
 
+def _falcon() -> nn.Module:
+    from transformers import FalconConfig, FalconForCausalLM
+
+    _hf_quiet()
+    # Attention and MLP side by side behind one shared LayerNorm (parallel block), multi-query
+    # attention (one key/value head fused into query_key_value), rotary, no biases anywhere.
+    cfg = FalconConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, multi_query=True, parallel_attn=True, bias=False,
+        new_decoder_architecture=False, alibi=False, hidden_dropout=0.0, attention_dropout=0.0,
+    )  # fmt: skip
+    return FalconForCausalLM(cfg)
+
+
+def _electra() -> nn.Module:
+    from transformers import ElectraConfig, ElectraForMaskedLM
+
+    _hf_quiet()
+    # ELECTRA's generator: a post-norm encoder reading factorised embeddings (32 wide, projected
+    # to the 64-wide hidden state), an MLM head that maps back to 32 and ties to them.
+    cfg = ElectraConfig(
+        embedding_size=32, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=SEQ,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return ElectraForMaskedLM(cfg)
+
+
+def _rwkv() -> nn.Module:
+    from transformers import RwkvConfig, RwkvForCausalLM
+
+    _hf_quiet()
+    # A linear-attention RNN: token shift, a per-channel time decay and bonus in the WKV
+    # recurrence (transformers' CPU loop), receptance gates, a squared-ReLU channel mix.
+    cfg = RwkvConfig(
+        hidden_size=64, num_hidden_layers=2, vocab_size=VOCAB, context_length=SEQ,
+        attention_hidden_size=64, intermediate_size=128, tie_word_embeddings=False,
+    )  # fmt: skip
+    return RwkvForCausalLM(cfg)
+
+
+def _efficientnet() -> nn.Module:
+    from transformers import EfficientNetConfig, EfficientNetForImageClassification
+
+    _hf_quiet()
+    # MBConv blocks: 1x1 expansion, depthwise convolution, squeeze-and-excite, linear 1x1
+    # projection; BatchNorm and SiLU (swish); three stages of EfficientNet-B0's first ones.
+    cfg = EfficientNetConfig(
+        num_channels=3, image_size=IMAGE, width_coefficient=0.5, depth_coefficient=1.0,
+        kernel_sizes=[3, 3, 5], in_channels=[32, 16, 24], out_channels=[16, 24, 40],
+        strides=[1, 2, 2], num_block_repeats=[1, 2, 2], expand_ratios=[1, 6, 6],
+        hidden_dim=640, num_labels=CLASSES, dropout_rate=0.0, drop_connect_rate=0.0,
+    )  # fmt: skip
+    return EfficientNetForImageClassification(cfg)
+
+
+def _wav2vec2() -> nn.Module:
+    from transformers import Wav2Vec2Config, Wav2Vec2ForSequenceClassification
+
+    _hf_quiet()
+    # An audio encoder: a strided conv1d feature encoder (GroupNorm on its first layer),
+    # a feature projection, a grouped convolutional position embedding (weight-normed), a
+    # post-norm transformer, mean pooling. SpecAugment and LayerDrop off: both draw randoms.
+    cfg = Wav2Vec2Config(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), feat_extract_norm="group",
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, classifier_proj_size=32,
+        num_labels=CLASSES, hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0,
+        feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return Wav2Vec2ForSequenceClassification(cfg)
+
+
 def _cnn() -> nn.Module:
     def block(cin: int, cout: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
@@ -266,6 +340,18 @@ def _images(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     while True:
         labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
         yield protos[labels] + 0.8 * torch.randn(BATCH * 2, 3, IMAGE, IMAGE, generator=g), labels
+
+
+def _waves(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    # Class prototypes are random mixtures of a few tones, heard through noise.
+    t = torch.arange(WAVE) / WAVE
+    freqs = torch.randint(2, 40, (CLASSES, 3), generator=g).float()
+    phases = 6.28 * torch.rand(CLASSES, 3, generator=g)
+    protos = torch.sin(6.28 * freqs[:, :, None] * t + phases[:, :, None]).sum(1)
+    while True:
+        labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
+        yield protos[labels] + 0.8 * torch.randn(BATCH * 2, WAVE, generator=g), labels
 
 
 def _causal_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
@@ -302,10 +388,10 @@ def _seq2seq_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
     ) / (total * half)
 
 
-def _image_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+def _class_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     assert isinstance(batch, tuple)
-    images, labels = batch
-    out = model(images)
+    inputs, labels = batch  # images or waveforms
+    out = model(inputs)
     logits = out if isinstance(out, torch.Tensor) else out.logits
     return nn.functional.cross_entropy(logits.float(), labels, reduction="sum") / total
 
@@ -333,10 +419,10 @@ ARCHS: dict[str, Arch] = {
         Arch("moe", _moe, _tokens, _causal_loss,
              _lm_sites("model.layers", "self_attn.q_proj", "mlp.shared_expert.up_proj",
                        "model.embed_tokens", "input_layernorm")),
-        Arch("vit", _vit, _images, _image_loss,
+        Arch("vit", _vit, _images, _class_loss,
              _lm_sites("vit.layers", "attention.q_proj", "mlp.fc1",
                        "vit.embeddings.patch_embeddings.projection", "layernorm_after")),
-        Arch("cnn", _cnn, _images, _image_loss,
+        Arch("cnn", _cnn, _images, _class_loss,
              {"conv": "1.0", "conv-late": "3.0", "stem": "0.0", "norm": "1.1"}, batchnorm=True),
         # Rotation 3's held-out architectures, sites by the same rule: layer 0's attention
         # input projection, layer 1's first MLP projection, the token (patch) embedding the
@@ -348,12 +434,12 @@ ARCHS: dict[str, Arch] = {
         Arch("neox", _neox, _tokens, _causal_loss,
              _lm_sites("gpt_neox.layers", "attention.query_key_value", "mlp.dense_h_to_4h",
                        "gpt_neox.embed_in", "post_attention_layernorm")),
-        Arch("convnext", _convnext, _images, _image_loss,
+        Arch("convnext", _convnext, _images, _class_loss,
              {"conv": "convnext.encoder.stages.0.layers.1.dwconv",
               "conv-late": "convnext.encoder.stages.1.layers.0.dwconv",
               "stem": "convnext.embeddings.patch_embeddings",
               "norm": "convnext.encoder.stages.0.layers.1.layernorm"}),
-        Arch("swin", _swin, _images, _image_loss,
+        Arch("swin", _swin, _images, _class_loss,
              _lm_sites("swin.encoder.layers.0.blocks", "attention.q_proj", "mlp.fc1",
                        "swin.embeddings.patch_embeddings.projection", "layernorm_after")),
         Arch("mixtral", _mixtral, _tokens, _causal_loss,
@@ -383,11 +469,42 @@ ARCHS: dict[str, Arch] = {
         Arch("gemma", _gemma, _tokens, _causal_loss,
              _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj",
                        "model.embed_tokens", "post_attention_layernorm")),
-        Arch("mobilenet", _mobilenet, _images, _image_loss,
+        Arch("mobilenet", _mobilenet, _images, _class_loss,
              {"conv": "mobilenet_v2.layer.0.conv_3x3.convolution",
               "conv-late": "mobilenet_v2.layer.2.conv_3x3.convolution",
               "stem": "mobilenet_v2.conv_stem.first_conv.convolution",
               "norm": "mobilenet_v2.layer.0.conv_3x3.normalization"},
              batchnorm=True),
+        # Rotation 5's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (Falcon: its fused
+        # query_key_value; RWKV, which has no attention: its time mix's key projection, which
+        # weighs the past in the WKV recurrence as a key weighs it in attention), layer 1's
+        # first MLP projection (RWKV: its channel mix's key), the token embedding the model
+        # calls (ELECTRA: its 32-wide word embedding; Wav2Vec2, which reads audio: the feature
+        # projection that turns conv frames into the transformer's tokens, as ViT's patch
+        # projection turns patches), layer 1's pre-MLP norm (Falcon: the one LayerNorm both
+        # branches of its parallel block read; ELECTRA and Wav2Vec2, post-norm: the norm
+        # between attention and MLP); for EfficientNet the stem's convolution, the second
+        # block's (blocks.1's) depthwise convolution, the depthwise convolution of the first
+        # block of the next stage (blocks.3), and the `conv` convolution's BatchNorm.
+        Arch("falcon", _falcon, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "self_attention.query_key_value", "mlp.dense_h_to_4h",
+                       "transformer.word_embeddings", "input_layernorm")),
+        Arch("electra", _electra, _tokens, _masked_loss,
+             _lm_sites("electra.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "electra.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("rwkv", _rwkv, _tokens, _causal_loss,
+             _lm_sites("rwkv.blocks", "attention.key", "feed_forward.key", "rwkv.embeddings",
+                       "ln2")),
+        Arch("efficientnet", _efficientnet, _images, _class_loss,
+             {"conv": "efficientnet.encoder.blocks.1.depthwise_conv.depthwise_conv",
+              "conv-late": "efficientnet.encoder.blocks.3.depthwise_conv.depthwise_conv",
+              "stem": "efficientnet.embeddings.convolution",
+              "norm": "efficientnet.encoder.blocks.1.depthwise_conv.depthwise_norm"},
+             batchnorm=True),
+        Arch("wav2vec2", _wav2vec2, _waves, _class_loss,
+             _lm_sites("wav2vec2.encoder.layers", "attention.q_proj",
+                       "feed_forward.intermediate_dense", "wav2vec2.feature_projection.projection",
+                       "layer_norm")),
     )
 }  # fmt: skip
