@@ -291,7 +291,15 @@ def _efficientnet() -> nn.Module:
         strides=[1, 2, 2], num_block_repeats=[1, 2, 2], expand_ratios=[1, 6, 6],
         hidden_dim=640, num_labels=CLASSES, dropout_rate=0.0, drop_connect_rate=0.0,
     )  # fmt: skip
-    return EfficientNetForImageClassification(cfg)
+    model = EfficientNetForImageClassification(cfg)
+    # transformers draws EfficientNet's BatchNorm scales from N(0, 0.02) (pretrained weights
+    # replace them in real use): each of its 16 norms then shrinks the signal ~50x, the
+    # classifier reads ~1e-17 and the net does not learn (rotation 5's first EfficientNet
+    # corpus). Scales of 1, shifts of 0, as torch, timm and the paper start them.
+    for norm in model.modules():
+        if isinstance(norm, nn.BatchNorm2d):
+            norm.reset_parameters()
+    return model
 
 
 def _wav2vec2() -> nn.Module:
