@@ -4,8 +4,11 @@ generator, trained on the CPU by bench/trainings exactly as in the corpus (rotat
 docs/measurements/drift-rotation5/), judged by `denpex drift --json` as a real subprocess. A
 healthy rerun that differs from the reference in how the gradient is accumulated is not
 flagged, with or without a noise reference; a permanent 1e-3 compute fault and a bit flip
-are, from the first checkpoint after their onset. (Rotations 3 and 4 trained their held-out
-Mamba and OPT here; those are tuning architectures now.)"""
+are, from the first checkpoint after their onset. These are the verdicts its one measurement
+gave (heldout-electra.txt, checked after it). The fault's run uses two intra-op threads, which
+on ELECTRA do not reproduce the reference (its healthy two-thread rerun ends 7e-7 apart,
+relative), so the fault is found through its own round-off, not as the run's first
+difference. (Rotations 3 and 4 trained their held-out Mamba here; it is tuning now.)"""
 
 from __future__ import annotations
 
