@@ -8,7 +8,7 @@ are, from the first checkpoint after their onset. These are the verdicts its one
 gave (heldout-electra.txt, checked after it). The fault's run uses two intra-op threads, which
 on ELECTRA do not reproduce the reference (its healthy two-thread rerun ends 7e-7 apart,
 relative), so the fault is found through its own round-off, not as the run's first
-difference. (Rotations 3 and 4 trained their held-out Mamba here; it is tuning now.)"""
+difference. (Rotation 4 trained its held-out Mamba here; it is tuning now.)"""
 
 from __future__ import annotations
 
