@@ -124,7 +124,9 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "claim_paddle_container": (
         ["Container rank "],
         re.compile(
-            r"Container rank (?P<rank>\d{1,6}) status failed cmd .{0,4000} "
+            # (.* and not a bounded repeat: Hyperscan may search this pattern directly, and
+            # a repeat of thousands makes its automaton too large to compile.)
+            r"Container rank (?P<rank>\d{1,6}) status failed cmd .* "
             r"code (?P<code>-?\d{1,4}) log "
         ),
     ),
