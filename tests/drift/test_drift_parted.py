@@ -86,22 +86,24 @@ def test_values_turning_nan_after_the_runs_parted_are_still_flagged() -> None:
     assert verdict.onset_step == 84
 
 
+def _one_tensor_outgrowing_its_peers(growth: list[float]) -> list[StepDiff]:
+    """Five weights diverging together, and layer 1's fc1 ``growth`` times their distance."""
+    median = [1e-5 * (1 + i) for i in range(len(STEPS))]
+    rels = {f"layer.{k}.weight": median for k in range(5)}
+    rels["layer.1.fc1.weight"] = [m * g for m, g in zip(median, growth, strict=True)]
+    return series(rels)
+
+
 def test_a_relu_tensors_share_growing_fourteenfold_is_round_off() -> None:
     # OPT reruns with another accumulation split: layer 1's fc1 went from the median
     # tensor's distance to 14.5x it (ReLU units switching), spread over the tensor.
-    median = [1e-5 * (1 + i) for i in range(len(STEPS))]
     growth = [1, 1, 1, 2, 5, 9, 12, 14, 14.5, 14.5]
-    rels = {f"layer.{k}.weight": median for k in range(5)}
-    rels["layer.1.fc1.weight"] = [m * g for m, g in zip(median, growth, strict=True)]
-    verdict = assess(series(rels))
+    verdict = assess(_one_tensor_outgrowing_its_peers(growth))
     assert not verdict.flagged, (verdict.verdict, verdict.notes)
 
 
 def test_a_tensor_leaving_its_peers_fiftyfold_is_still_a_departure() -> None:
-    median = [1e-5 * (1 + i) for i in range(len(STEPS))]
     growth = [1, 1, 1, 1, 60, 120, 180, 240, 300, 360]
-    rels = {f"layer.{k}.weight": median for k in range(5)}
-    rels["layer.1.fc1.weight"] = [m * g for m, g in zip(median, growth, strict=True)]
-    verdict = assess(series(rels))
+    verdict = assess(_one_tensor_outgrowing_its_peers(growth))
     assert verdict.flagged, verdict.notes
     assert verdict.onset_step == 60

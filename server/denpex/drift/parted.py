@@ -29,7 +29,7 @@ def median_rel(step: StepDiff) -> float | None:
     """The median compared tensor's relative distance (lower median); None when no tensor
     with a norm compared finitely."""
     rels = sorted(
-        math.sqrt(t.diff_sq / t.ref_sq)
+        t.rel_l2
         for t in step.tensors
         if t.ref_sq > 0 and math.isfinite(t.diff_sq) and math.isfinite(t.ref_sq)
     )
