@@ -3,7 +3,10 @@
 Every run of bench/trainings (twenty-one architectures from real libraries, real optimizers, real
 sources of nondeterminism) is judged end to end as `denpex drift RUN --ref REF` and as
 `denpex drift RUN --ref REF --noise-ref NOISE` do, beside the naive monitor (Mann-Kendall on
-the global L2 distance, alarm at p < 0.01) computed from the same reports.
+the global L2 distance, alarm at p < 0.01) computed from the same reports. A fault that
+changed no bit of its layer's output (a bf16 activation scaled by 1 + eps below its rounding
+step: trainings/fault_effect.py measures it) is a healthy rerun in effect; it is counted on a
+line of its own, not among the faults to detect.
 
 Figures are printed for the held-out architectures (the ones no threshold was tuned on) and
 for the tuning ones, separately; then the data-parallel section (GPT-2 over gloo, per-rank
@@ -30,6 +33,7 @@ from denpex.drift.api import drift_report, replicas_report
 from denpex.drift.stats import mann_kendall
 from trainings.corpus import HELD_OUT, ONSET, TUNING, Run, build, ddp_family, family
 from trainings.ddp import DdpSpec
+from trainings.fault_effect import changes_output
 from trainings.models import ARCHS
 
 
@@ -47,6 +51,7 @@ class Outcome:
     onset: int | None
     onset_noise: int | None
     naive_alarm: bool
+    null: bool = False  # a fault that changed no bit of its site's output (fault_effect.py)
     error: str | None = None
 
 
@@ -54,6 +59,7 @@ def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
     spec = run.spec
     kind = spec.fault.kind if spec.fault else "healthy"
     eps = spec.fault.eps if spec.fault and spec.fault.kind in ("compute", "lane") else None
+    null = spec.fault is not None and not changes_output(spec)
     try:
         plain = drift_report(str(run.path), str(ref.path), device="cpu", cache_dir=cache)
         noisy = drift_report(
@@ -61,7 +67,7 @@ def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
         )
     except Exception as exc:  # a reader or verdict failure is a result to report, not a crash
         return Outcome(spec.arch, run.role, run.label, kind, eps, "error", "error", False, False,
-                       None, None, False, f"{type(exc).__name__}: {exc}")  # fmt: skip
+                       None, None, False, null, f"{type(exc).__name__}: {exc}")  # fmt: skip
     return Outcome(
         arch=spec.arch,
         role=run.role,
@@ -75,6 +81,7 @@ def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
         onset=plain.onset_step,
         onset_noise=noisy.onset_step,
         naive_alarm=mann_kendall([p["l2"] for p in plain.to_json()["points"]]).p_increasing < 0.01,
+        null=null,
     )
 
 
@@ -84,7 +91,9 @@ def _rate(hits: int, total: int) -> str:
 
 def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
     healthy = [o for o in outcomes if o.role == "healthy"]
-    faults = [o for o in outcomes if o.role == "fault"]
+    # A fault that changed no bit is a healthy rerun in effect: it is no detection to miss.
+    null = [o for o in outcomes if o.role == "fault" and o.null]
+    faults = [o for o in outcomes if o.role == "fault" and not o.null]
     permanent = [o for o in faults if o.eps is not None]
     flips = [o for o in faults if o.kind in ("flip", "flip-state")]
 
@@ -103,6 +112,8 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
         "false alarms (naive Mann-Kendall)": _rate(
             sum(o.naive_alarm for o in healthy), len(healthy)
         ),
+        "null faults flagged (no --noise-ref)": _rate(caught(null, False), len(null)),
+        "null faults flagged (--noise-ref)": _rate(caught(null, True), len(null)),
     }
     for lo, hi, name in ((1e-3, 10.0, ">= 1e-3"), (1e-4, 1e-3, "1e-4"), (1e-5, 1e-4, "1e-5")):
         rows = [o for o in permanent if o.eps is not None and lo <= o.eps < hi]
@@ -242,7 +253,8 @@ def main(argv: list[str]) -> int:
                     if args.verbose:
                         o = outcomes[-1]
                         print(f"{o.arch:6} {o.label:62} {o.verdict:14} {o.verdict_noise:14} "
-                              f"onset={o.onset} naive={o.naive_alarm} {o.error or ''}")  # fmt: skip
+                              f"onset={o.onset} naive={o.naive_alarm}{' NULL' if o.null else ''} "
+                              f"{o.error or ''}")  # fmt: skip
         ddp_rows = [] if args.no_ddp else ddp_section(cache)
     every = next(iter(families.values()))[0].spec.every if families else 0
     splits = {"held-out": [o for o in outcomes if o.arch in HELD_OUT],

@@ -62,6 +62,9 @@ class Injector:
     def __init__(self, fault: Fault | None, model: nn.Module, opt: torch.optim.Optimizer) -> None:
         self.fault, self.model, self.opt = fault, model, opt
         self.step = 0
+        # Output elements the compute fault actually changed: scaling a bf16 activation by
+        # 1 + eps rounds back to the same value when eps is below half its rounding step.
+        self.changed = 0
         self._before: torch.Tensor | None = None
         if fault and fault.kind == "compute":
             dict(model.named_modules())[fault.site].register_forward_hook(self._scale)
@@ -77,9 +80,12 @@ class Injector:
         if not self._active("compute") or not isinstance(out, torch.Tensor):
             return None
         assert self.fault
-        out = out.clone()
-        out.select(_channel_dim(module, out), self.fault.channel).mul_(1 + self.fault.eps)
-        return out
+        dim = _channel_dim(module, out)
+        scaled = out.clone()
+        scaled.select(dim, self.fault.channel).mul_(1 + self.fault.eps)
+        channel = (scaled.select(dim, self.fault.channel), out.select(dim, self.fault.channel))
+        self.changed += int((channel[0] != channel[1]).sum())
+        return scaled
 
     def before_update(self) -> None:
         if self._active("lane"):

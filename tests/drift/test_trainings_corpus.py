@@ -6,6 +6,7 @@ label says on the real model: one output channel of the site, one lane of the we
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -16,6 +17,7 @@ from paths import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 
 from trainings.corpus import HELD_OUT, TUNING, family
+from trainings.fault_effect import changes_output
 from trainings.faults import Fault, Injector
 from trainings.models import ARCHS
 
@@ -115,3 +117,21 @@ def test_a_lane_fault_in_fused_experts_strikes_one_row_of_each_expert() -> None:
     others = torch.ones(weight.shape[1], dtype=torch.bool)
     others[row] = False
     torch.testing.assert_close(moved[:, others], torch.full_like(moved[:, others], 0.1))
+
+
+@pytest.mark.parametrize("eps, null", [(1e-3, True), (1e-2, False)])
+def test_a_compute_fault_below_bf16_rounding_changes_no_bit(eps: float, null: bool) -> None:
+    # Qwen2's v_proj runs in bf16 under autocast: its rounding step is 2^-8..2^-7 of the value,
+    # so scaling by 1 + 1e-3 gives back the same bits and the run is healthy in effect.
+    runs = [r for r in family("qwen2") if r.role == "fault" and r.spec.fault]
+    spec = next(
+        r.spec
+        for r in runs
+        if r.spec.fault and r.spec.fault.kind == "compute" and "v_proj" in r.spec.fault.site
+    )
+    assert spec.recipe.bf16
+    assert spec.fault
+    spec = replace(spec, fault=replace(spec.fault, eps=eps))
+    assert changes_output(spec) is not null
+    # Without autocast the same fault changes its fp32 output.
+    assert changes_output(replace(spec, recipe=replace(spec.recipe, bf16=False)))
