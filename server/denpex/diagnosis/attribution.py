@@ -27,16 +27,6 @@ from denpex.finding import Attribution, Finding
 INCIDENT_SECONDS = 120.0
 INCIDENT_LINES = 200
 CASCADE_SECONDS = 3600.0
-# Entries whose reports mean "the collectives hung": a SIGABRT after them is the watchdog's.
-_HANG_ENTRIES = frozenset({"nccl-timeout"})
-# Entries that report how a process ended, not why: one that comes after the root's own
-# failure on the same rank is that failure's exit (a rank that raised, then aborted in gloo's
-# teardown), so it never takes the incident's name from it.
-_EXIT_ENTRIES = frozenset({"process-killed-signal"})
-# Slurm's bare step cancellation ("*** STEP 5.0 ON n1 CANCELLED AT ... ***", no "DUE TO")
-# and srun's "task N: Killed" after srun reported a task's own non-zero exit are srun ending
-# the step for that task: its exit is the failure, the rest teardown (launchers.srun_bad_exit).
-_SRUN_ENDS_STEP = frozenset({"cancelled_other", "srun_task_killed"})
 
 
 def build_findings(
@@ -73,7 +63,7 @@ def build_findings(
             for e in initiating
             if e.first_initiating is root_hit or _same_incident(e, root_hit, incident_rank)
         ),
-        key=lambda e: (not _exit_after(e, root_hit), e.weight),
+        key=lambda e: (not _exit_after(cat, e, root_hit), e.weight),
     )
     summary: launchers.Attribution | None = None
     if root_rank is None and not suspects:
@@ -123,7 +113,9 @@ def _fired_entries(
         e.initiating = [r for r in recs if r.signal.role == "initiating" and r.first]
         out.append(e)
     # A signal that is fallout when another entry fired (a SIGABRT after watchdog timeouts is
-    # the watchdog's own abort) stops counting; an entry left without signals drops out.
+    # the watchdog's own abort), or after a launcher's report of a task's own bad exit (srun
+    # then ends the step: Slurm's bare "CANCELLED AT", the other tasks "Killed"), stops
+    # counting; an entry left without signals drops out.
     ids = {e.id for e in out}
     bad_exit = launchers.srun_bad_exit(topo.claims)
 
@@ -132,7 +124,7 @@ def _fired_entries(
             return True
         first = r.first
         return (
-            r.signal.name in _SRUN_ENDS_STEP
+            r.signal.after_bad_exit
             and first is not None
             and launchers.after(bad_exit, first.source, first.line)
         )
@@ -217,8 +209,10 @@ def _beyond_the_line(
     return None, [], None, None
 
 
-def _hung(fired: list[Entry]) -> bool:
-    return any(e.id in _HANG_ENTRIES for e in fired)
+def _hung(cat: CompiledCatalog, fired: list[Entry]) -> bool:
+    """An entry meaning "the collectives hung" fired (catalog field ``hang``): a SIGABRT is
+    then the watchdog's, and a rank missing from the reports never reached the collective."""
+    return any(e.id in cat.hangs for e in fired)
 
 
 def _launcher_call(
@@ -228,17 +222,19 @@ def _launcher_call(
     return launchers.attribute(
         topo.claims,
         list(topo.tables.values()),
-        after_timeouts=_hung(fired),
+        after_timeouts=_hung(cat, fired),
         pid_rank={pid: rank for (_host, pid), rank in topo.pid_rank.items()},
         hosts=len(hosts),
         closing_pids=frozenset(topo.closing_pids),
     )
 
 
-def _exit_after(entry: Entry, root_hit: Hit) -> bool:
-    """An exit report that starts after the root hit (see _EXIT_ENTRIES)."""
+def _exit_after(cat: CompiledCatalog, entry: Entry, root_hit: Hit) -> bool:
+    """An entry reporting how a process ended, not why, that starts after the root hit: that
+    failure's exit (a rank that raised, then aborted in gloo's teardown), so it never takes
+    the incident's name from it."""
     first = entry.first_initiating
-    return entry.id in _EXIT_ENTRIES and first is not None and first.seq > root_hit.seq
+    return entry.id in cat.exit_reports and first is not None and first.seq > root_hit.seq
 
 
 def _near_enough_for_hardware_root(fault: Hit, first: Hit) -> bool:
@@ -300,7 +296,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[Entry], topo: Topology) -
     world = topo.world_size or (max(topo.ranks_seen) + 1 if topo.ranks_seen else 0)
     # A rank missing from the others' hang reports never reached the collective; without hang
     # reports (a failure table's one row, say) the others being absent says nothing.
-    if world and _hung(fired) and len(reporting) * 2 >= world:
+    if world and _hung(cat, fired) and len(reporting) * 2 >= world:
         missing = set(range(world)) - reporting
         if 0 < len(missing) <= max(1, world // 4):
             suspects |= missing
@@ -315,7 +311,7 @@ def _collateral_only(cat: CompiledCatalog, fired: list[Entry], topo: Topology) -
         # Only downstream lines. Without hang reports they are the launcher's teardown of the
         # rank its summary names; after timeouts that rank may have only noticed the hang.
         call = _launcher_call(cat, fired, topo)
-        if call.rank is not None and call.strength is not None and not _hung(fired):
+        if call.rank is not None and call.strength is not None and not _hung(cat, fired):
             rank, why, summary = call.rank, Attribution(call.strength, call.reason), call
         else:
             # A rank that reported the hang itself noticed it; it is no suspect.

@@ -40,10 +40,12 @@ class Signal:
     role: Role
     weight: float
     source: Pattern  # of ``regex``, compiled at first use (a log's candidates need few)
-    # Lines it must match before it counts (benign once, a failure when it persists), and
-    # entries whose firing makes it fallout (catalog-entry.schema.json).
+    # Lines it must match before it counts (benign once, a failure when it persists), entries
+    # whose firing makes it fallout, and whether a launcher's earlier report of a task's own
+    # bad exit does (catalog-entry.schema.json).
     min_count: int = 1
     not_with: frozenset[str] = frozenset()
+    after_bad_exit: bool = False
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -99,6 +101,9 @@ class CompiledCatalog:
     extractor_literals: dict[str, set[int]]
     values: list[ValueSignal]
     conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # Ids of the entries marked ``hang`` and ``exit_report`` (catalog-entry.schema.json).
+    hangs: frozenset[str] = frozenset()
+    exit_reports: frozenset[str] = frozenset()
 
     def screens(
         self, demoted: set[int], freq: dict[int, float] | None = None
@@ -195,6 +200,7 @@ def build_catalog(
                     source=_pattern((source, flags)),
                     min_count=int(spec.get("min_count", 1)),
                     not_with=frozenset(spec.get("not_with", [])),
+                    after_bad_exit=bool(spec.get("after_bad_exit", False)),
                 )
             )
     if len(signals) != len(patterns):
@@ -225,6 +231,8 @@ def build_catalog(
         extractor_literals=dict(extra_literals or {}),
         values=values,
         conditions=conditions,
+        hangs=frozenset(i for i, e in entries.items() if e.get("hang")),
+        exit_reports=frozenset(i for i, e in entries.items() if e.get("exit_report")),
     )
 
 
