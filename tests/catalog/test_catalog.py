@@ -7,6 +7,7 @@ means the same thing to Python's `re` and to `grep -E` (the benchmark's baseline
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -78,6 +79,17 @@ def test_entry_validates_against_schema(path: Any) -> None:
 
 def test_schema_itself_is_valid() -> None:
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("value", ["true", 1, None, ["nccl-timeout"]])
+@pytest.mark.parametrize("field", ["hang", "exit_report", "signals.after_bad_exit"])
+def test_schema_rejects_a_non_boolean_behaviour_flag(field: str, value: Any) -> None:
+    # Attribution reads these as booleans; "true" in quotes would otherwise be truthy.
+    entry = copy.deepcopy(catalog.get("process-killed-signal"))
+    where, _, name = field.rpartition(".")
+    (entry["signals"][0] if where else entry)[name] = value
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    assert [e.validator for e in validator.iter_errors(entry)] == ["type"]
 
 
 def test_loader_sees_every_file() -> None:
@@ -251,6 +263,15 @@ def test_page_fills_verification_values_and_marks_checklist() -> None:
     assert "ssh <host>" in page
     assert "- [ ] " in page and "\n1. " in page
     assert "`sdc-transient-corruption` — " in page  # related ids are shown with their titles
+
+
+def test_page_shows_the_behaviour_flags() -> None:
+    killed = to_markdown(catalog.get("process-killed-signal"))
+    teardown = "teardown after a launcher's report of a task's own bad exit"
+    assert f"`srun_task_killed` (initiating, weight 0.6, {teardown})" in killed
+    assert "Reports how a process ended, not why" in killed
+    assert "Read as a hang" in to_markdown(catalog.get("nccl-timeout"))
+    assert "Read as a hang" not in killed
 
 
 def test_inline_code_survives_backticks() -> None:

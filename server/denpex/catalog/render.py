@@ -76,9 +76,21 @@ def _signals(entry: Entry) -> list[str]:
     lines = []
     for s in entry["signals"]:
         flags = ", case-insensitive" if s.get("ignore_case") else ""
+        if s.get("after_bad_exit"):
+            flags += ", teardown after a launcher's report of a task's own bad exit"
         weight = s.get("weight", 0.5)
         head = f"{_code(s['name'])} ({s['role']}, weight {weight}{flags})"
         lines.append(f"- {head}: {_code(s['pattern'])}")
+    if entry.get("hang"):
+        lines.append(
+            "- Read as a hang: ranks missing from these reports are suspects, and a launcher's "
+            "SIGABRT or exit-code report beside them is the watchdog's abort."
+        )
+    if entry.get("exit_report"):
+        lines.append(
+            "- Reports how a process ended, not why: after an incident's first failure it is "
+            "that failure's exit, and another entry names the incident."
+        )
     return lines
 
 

@@ -68,6 +68,14 @@ export interface CatalogEntry {
    */
   signals: Signal[];
   /**
+   * Its reports mean the collectives hung: when it fires, a rank missing from the reports is a suspect, and a launcher's report of a rank that aborted (SIGABRT) or exited with an error code is the watchdog taking that rank down, never the rank that started the failure.
+   */
+  hang?: boolean;
+  /**
+   * Its lines report how a process ended, not why: when they start after an incident's first failure, they are that failure's exit, and any other entry of the incident names it (a rank that raised, then aborted in teardown).
+   */
+  exit_report?: boolean;
+  /**
    * Structured conditions, all of which must hold for the entry to be reported (in addition to at least one matching signal).
    */
   conditions?: Condition[];
@@ -147,6 +155,10 @@ export interface Signal {
    * Entries whose firing makes this line fallout, so it stops counting: a SIGABRT after NCCL watchdog timeouts is the watchdog taking the process down (nccl-timeout), not a crash of its own.
    */
   not_with?: string[];
+  /**
+   * Fallout when it comes after a launcher's report of a task's own non-zero exit in the same file: the launcher ending the step, e.g. srun --kill-on-bad-exit (Slurm's bare step cancellation, srun's `task N: Killed` for the other tasks).
+   */
+  after_bad_exit?: boolean;
 }
 /**
  * This interface was referenced by `CatalogEntry`'s JSON-Schema

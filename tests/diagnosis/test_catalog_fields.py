@@ -1,0 +1,108 @@
+"""The catalog fields that steer attribution (catalog-entry.schema.json): the signal's
+``after_bad_exit`` and the entry's ``hang`` and ``exit_report``. Each test runs a copy of
+the real catalog with the field's carriers renamed, so the field, not a name the engine
+knows, is what makes the answer; and the same copy without the field, to show it matters.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from denpex import catalog
+from denpex.diagnosis import LogScanner
+from denpex.diagnosis.context import EXTRACTOR_LITERALS
+from denpex.diagnosis.matcher import compile_catalog
+
+Entries = dict[str, dict[str, Any]]
+
+# srun --kill-on-bad-exit: task 5 exits with a code of its own, srun ends the step, Slurm
+# prints its bare cancellation, the other tasks are Killed.
+SRUN_LOG = """\
+srun: error: node1: task 5: Exited with exit code 1
+srun: launch/slurm: _step_signal: Terminating StepId=4242.0
+slurmstepd: error: *** STEP 4242.0 ON node1 CANCELLED AT 2021-07-14T08:00:36 ***
+srun: error: node1: tasks 3,7: Killed
+srun: error: node2: task 8: Killed
+srun: error: node1: tasks 0-2,4,6: Killed
+srun: Force Terminated StepId=4242.0
+"""
+
+# Ranks 0-6 of 8 time out on the same collective; rank 7 never reported.
+HANG_LOG = "WORLD_SIZE=8\n" + "".join(
+    f"[rank{r}]:[E1103 04:12:54.873645 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=184, OpType=ALLREDUCE, NumelIn=8, "
+    "NumelOut=8, Timeout(ms)=600000) ran for 600043 milliseconds before timing out.\n"
+    for r in range(7)
+)
+
+# Rank 3 raises, then aborts on its way out.
+EXIT_LOG = """\
+[rank3]: Traceback (most recent call last):
+[rank3]:   File "train.py", line 10, in <module>
+[rank3]: RuntimeError: boom
+[rank3]: Fatal Python error: Aborted
+"""
+
+
+def _diagnose(entries: Entries, text: str) -> list[tuple[str, int | None, list[int]]]:
+    scanner = LogScanner(compile_catalog(entries, EXTRACTOR_LITERALS))
+    scanner.feed_lines("job.log", text.splitlines())
+    return [(f.id, f.initiating_rank, f.suspect_ranks) for f in scanner.findings()]
+
+
+def _copy() -> Entries:
+    return copy.deepcopy(catalog.entries())
+
+
+def _rename_signal(entries: Entries, entry_id: str, name: str, new: str) -> dict[str, Any]:
+    spec = next(s for s in entries[entry_id]["signals"] if s["name"] == name)
+    spec["name"] = new
+    return spec
+
+
+def _rename_entry(entries: Entries, old: str, new: str) -> dict[str, Any]:
+    entry = entries.pop(old)
+    entry["id"] = new
+    entries[new] = entry
+    for other in entries.values():
+        for spec in other["signals"]:
+            spec["not_with"] = [new if i == old else i for i in spec.get("not_with", [])]
+    return entry
+
+
+def test_after_bad_exit_makes_renamed_launcher_lines_teardown() -> None:
+    assert _diagnose(_copy(), SRUN_LOG) == [("rank-exception", 5, [])]
+    entries = _copy()
+    carriers = [
+        _rename_signal(entries, "slurm-job-terminated", "cancelled_other", "bare_step_cancel"),
+        _rename_signal(entries, "process-killed-signal", "srun_task_killed", "srun_killed_list"),
+    ]
+    assert all(spec["after_bad_exit"] for spec in carriers)
+    assert _diagnose(entries, SRUN_LOG) == [("rank-exception", 5, [])]
+    for spec in carriers:
+        del spec["after_bad_exit"]
+    # Without the field the bare cancellation is a cancellation of its own.
+    assert _diagnose(entries, SRUN_LOG)[0][0] == "slurm-job-terminated"
+
+
+def test_hang_field_makes_missing_ranks_suspects() -> None:
+    assert _diagnose(_copy(), HANG_LOG) == [("nccl-timeout", None, [7])]
+    entries = _copy()
+    entry = _rename_entry(entries, "nccl-timeout", "collective-hang")
+    assert entry["hang"] is True
+    assert _diagnose(entries, HANG_LOG) == [("collective-hang", None, [7])]
+    entry["hang"] = False
+    # Not a hang: the ranks that did not report say nothing.
+    assert _diagnose(entries, HANG_LOG) == [("collective-hang", None, [])]
+
+
+def test_exit_report_field_keeps_the_exit_from_naming_the_incident() -> None:
+    assert _diagnose(_copy(), EXIT_LOG) == [("rank-exception", 3, [])]
+    entries = _copy()
+    entry = _rename_entry(entries, "process-killed-signal", "process-ended")
+    assert entry["exit_report"] is True
+    assert _diagnose(entries, EXIT_LOG) == [("rank-exception", 3, [])]
+    del entry["exit_report"]
+    # Without the field the abort, the more specific line, takes the incident's name.
+    assert _diagnose(entries, EXIT_LOG) == [("process-ended", 3, [])]
