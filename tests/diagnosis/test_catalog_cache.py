@@ -7,6 +7,7 @@ match is found at its first use: exit 2 and one line, never a traceback."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -29,12 +30,22 @@ def _fresh() -> CompiledCatalog:
 
 
 def _same(a: CompiledCatalog, b: CompiledCatalog) -> bool:
-    return (a.signals, a.units, a.values, a.conditions, a.extractor_literals) == (
+    return (
+        a.signals,
+        a.units,
+        a.values,
+        a.conditions,
+        a.extractor_literals,
+        a.hangs,
+        a.exit_reports,
+    ) == (
         b.signals,
         b.units,
         b.values,
         b.conditions,
         b.extractor_literals,
+        b.hangs,
+        b.exit_reports,
     )
 
 
@@ -60,6 +71,19 @@ def test_a_second_run_reads_the_analysis_an_earlier_one_wrote(
 
     monkeypatch.setattr(catalog_cache, "analyze_catalog", no_analysis)
     assert _same(_cached(), _fresh())
+
+
+def test_a_catalog_whose_behaviour_flags_changed_gets_the_new_flags(cache_file: Path) -> None:
+    before = _cached()
+    entries = copy.deepcopy(catalog.entries())
+    entries["nccl-timeout"]["hang"] = False
+    entries["rank-exception"]["exit_report"] = True
+    for spec in entries["slurm-job-terminated"]["signals"]:
+        spec["after_bad_exit"] = not spec.get("after_bad_exit", False)
+    after = catalog_cache.cached_catalog(entries, EXTRACTOR_LITERALS)
+    assert _same(after, compile_catalog(entries, EXTRACTOR_LITERALS))
+    assert not _same(after, before)
+    assert "nccl-timeout" not in after.hangs and "rank-exception" in after.exit_reports
 
 
 def _tamper(cache_file: Path, change: Any, *, forge_checksum: bool) -> None:
