@@ -30,11 +30,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from denpex.drift.api import drift_report, replicas_report
+from denpex.drift.model import StepDiff
+from denpex.drift.parted import median_rel
+from denpex.drift.report import Point
 from denpex.drift.stats import mann_kendall
 from trainings.corpus import HELD_OUT, ONSET, TUNING, Run, build, ddp_family, family
 from trainings.ddp import DdpSpec
 from trainings.fault_effect import changes_output
 from trainings.models import ARCHS
+
+BURIED = 1e-4  # round-off at the onset above which a 1e-3 fault may be buried
 
 
 @dataclass
@@ -52,6 +57,9 @@ class Outcome:
     onset_noise: int | None
     naive_alarm: bool
     null: bool = False  # a fault that changed no bit of its site's output (fault_effect.py)
+    # How far round-off alone had carried the run by the last checkpoint before the onset
+    # (the median tensor's distance relative to its norm): what the fault must stand out of.
+    roundoff: float | None = None
     error: str | None = None
 
 
@@ -82,7 +90,13 @@ def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
         onset_noise=noisy.onset_step,
         naive_alarm=mann_kendall([p["l2"] for p in plain.to_json()["points"]]).p_increasing < 0.01,
         null=null,
+        roundoff=_roundoff(plain.points),
     )
+
+
+def _roundoff(points: list[Point]) -> float | None:
+    before = [p.diff for p in points if isinstance(p.diff, StepDiff) and p.step < ONSET]
+    return median_rel(before[-1]) if before else None
 
 
 def _rate(hits: int, total: int) -> str:
@@ -115,7 +129,7 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
         "null faults flagged (no --noise-ref)": _rate(caught(null, False), len(null)),
         "null faults flagged (--noise-ref)": _rate(caught(null, True), len(null)),
     }
-    for lo, hi, name in ((1e-3, 10.0, ">= 1e-3"), (1e-4, 1e-3, "1e-4"), (1e-5, 1e-4, "1e-5")):
+    for lo, hi, name in ((1e-3, 10.0, ">= 1e-3"), (1e-4, 1e-3, "1e-4")):
         rows = [o for o in permanent if o.eps is not None and lo <= o.eps < hi]
         out[f"permanent faults {name} caught (no --noise-ref)"] = _rate(
             caught(rows, False), len(rows)
@@ -124,6 +138,14 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
         out[f"permanent faults {name} naive alarm"] = _rate(
             sum(o.naive_alarm for o in rows), len(rows)
         )
+        if name == ">= 1e-3":
+            # Some trainings amplify round-off to 1e-3 of a tensor's norm before the onset;
+            # a fault of 1e-3 is then buried in it (docs/drift-statistics.md).
+            for below, words in ((True, "round-off < 1e-4"), (False, "round-off >= 1e-4")):
+                part = [o for o in rows if ((o.roundoff or 0.0) < BURIED) is below]
+                out[f"  of which {words} at onset (no --noise-ref)"] = _rate(
+                    caught(part, False), len(part)
+                )
     out["bit flips -> sudden_jump (no --noise-ref)"] = _rate(
         sum(o.verdict == "sudden_jump" for o in flips), len(flips)
     )

@@ -13,6 +13,7 @@ difference. (Rotation 4 trained its held-out Mamba here; it is tuning now.)"""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -69,6 +70,9 @@ def test_a_healthy_rerun_of_a_held_out_model_is_not_flagged(
     assert report["verdict"] == "within_noise"
     assert [p["step"] for p in report["points"]] == list(range(EVERY, STEPS + 1, EVERY))
     assert all(p["l2"] > 0 for p in report["points"])  # the rerun really differs
+    # It says how far round-off alone carried the run: what a fault must exceed to show.
+    floor = [n for n in report["notes"] if "is buried in this run's round-off" in n]
+    assert len(floor) == 1 and re.search(r"median tensor stands \d\.\de-\d\d of its norm", floor[0])
 
 
 @pytest.mark.slow

@@ -197,10 +197,7 @@ def assess(
         if result is not None:
             return result
     trend["benign_top_tensors"] = explain.benign_summary(series)
-    notes.append(
-        "the run differs from the reference but no tensor left its noise floor: "
-        "the divergence is spread, as round-off is"
-    )
+    notes += explain.spread_notes(series)
     if naive["p"] < ALPHA:
         notes.append(
             f"the global distance grows steadily (Mann-Kendall tau {naive['tau']:.2f}) as it does "
