@@ -1,7 +1,8 @@
 """The catalog fields that steer attribution (catalog-entry.schema.json): the signal's
-``after_bad_exit`` and the entry's ``hang`` and ``exit_report``. Each test runs a copy of
-the real catalog with the field's carriers renamed, so the field, not a name the engine
-knows, is what makes the answer; and the same copy without the field, to show it matters.
+``after_bad_exit`` and ``swallowed_after`` and the entry's ``hang`` and ``exit_report``.
+Each test runs a copy of the real catalog with the field's carriers renamed, so the field,
+not a name the engine knows, is what makes the answer; and the same copy without the field,
+to show it matters.
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ EXIT_LOG = """\
 [rank3]:   File "train.py", line 10, in <module>
 [rank3]: RuntimeError: boom
 [rank3]: Fatal Python error: Aborted
+"""
+
+# A DataLoader's destructor raising at interpreter exit, after training finished (as pasted
+# in ultralytics/yolov5#8406); Python reports it and carries on.
+SWALLOWED = """\
+Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f4972feac10>
+Traceback (most recent call last):
+  File "/opt/lib/torch/utils/data/dataloader.py", line 1328, in __del__
+  File "/opt/lib/torch/utils/data/dataloader.py", line 1262, in _shutdown_workers
+AttributeError: 'NoneType' object has no attribute 'python_exit_status'
+"""
+RAISED = """\
+Traceback (most recent call last):
+  File "train.py", line 10, in <module>
+RuntimeError: boom
 """
 
 
@@ -106,3 +122,21 @@ def test_exit_report_field_keeps_the_exit_from_naming_the_incident() -> None:
     del entry["exit_report"]
     # Without the field the abort, the more specific line, takes the incident's name.
     assert _diagnose(entries, EXIT_LOG) == [("process-ended", 3, [])]
+
+
+def test_an_exception_python_ignored_is_no_failure_but_the_next_one_is() -> None:
+    assert _diagnose(_copy(), SWALLOWED) == []
+    # Only the exception right under the header is swallowed: a later one is a failure.
+    assert _diagnose(_copy(), SWALLOWED + RAISED) == [("rank-exception", None, [])]
+    # A header without its exception, far above the failure, swallows nothing.
+    far = SWALLOWED.splitlines()[0] + "\n" + "step ok\n" * 300 + RAISED
+    assert _diagnose(_copy(), far) == [("rank-exception", None, [])]
+    entries = _copy()
+    spec = _rename_signal(entries, "rank-exception", "exception_ignored", "caught_header")
+    final = next(s for s in entries["rank-exception"]["signals"] if s.get("swallowed_after"))
+    final["swallowed_after"] = ["caught_header"]
+    assert spec["role"] == "context"
+    assert _diagnose(entries, SWALLOWED) == []
+    del final["swallowed_after"]
+    # Without the field the destructor's exception reads as a rank's failure.
+    assert _diagnose(entries, SWALLOWED) == [("rank-exception", None, [])]

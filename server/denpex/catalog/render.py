@@ -78,6 +78,9 @@ def _signals(entry: Entry) -> list[str]:
         flags = ", case-insensitive" if s.get("ignore_case") else ""
         if s.get("after_bad_exit"):
             flags += ", teardown after a launcher's report of a task's own bad exit"
+        if s.get("swallowed_after"):
+            names = ", ".join(_code(n) for n in s["swallowed_after"])
+            flags += f", not counted when it follows {names} (an error caught and gone on from)"
         weight = s.get("weight", 0.5)
         head = f"{_code(s['name'])} ({s['role']}, weight {weight}{flags})"
         lines.append(f"- {head}: {_code(s['pattern'])}")

@@ -219,6 +219,10 @@ def attribute(
     if any(t.ambiguous() for t in tables):
         claims = [c for c in claims if c.kind not in ("torchelastic", "root-cause")]
     bad_exit = srun_bad_exit(claims)
+    if tables:
+        # torchelastic's tables mean srun started one torchrun agent per node: its task
+        # numbers count nodes, not ranks (its exits still end the step, above).
+        claims = [c for c in claims if c.kind != "srun"]
     usable: dict[int, Claim] = {}
     for c in claims:
         if c.exitcode in _TEARDOWN or (c.killed and after(bad_exit, c.source, c.line)):

@@ -41,11 +41,13 @@ class Signal:
     weight: float
     source: Pattern  # of ``regex``, compiled at first use (a log's candidates need few)
     # Lines it must match before it counts (benign once, a failure when it persists), entries
-    # whose firing makes it fallout, and whether a launcher's earlier report of a task's own
-    # bad exit does (catalog-entry.schema.json).
+    # whose firing makes it fallout, whether a launcher's earlier report of a task's own
+    # bad exit does, and the signals announcing an error caught and gone on from
+    # (catalog-entry.schema.json).
     min_count: int = 1
     not_with: frozenset[str] = frozenset()
     after_bad_exit: bool = False
+    swallowed_after: frozenset[str] = frozenset()
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -201,6 +203,7 @@ def build_catalog(
                     min_count=int(spec.get("min_count", 1)),
                     not_with=frozenset(spec.get("not_with", [])),
                     after_bad_exit=bool(spec.get("after_bad_exit", False)),
+                    swallowed_after=frozenset(spec.get("swallowed_after", [])),
                 )
             )
     if len(signals) != len(patterns):

@@ -43,6 +43,10 @@ def prepare_screen() -> None:
     BlockScreen(default_catalog())
 
 
+# A caught error's traceback follows its announcement within this many lines.
+SWALLOWED_LINES = 200
+
+
 class LogScanner:
     def __init__(self, compiled: CompiledCatalog | None = None) -> None:
         self._cat = compiled if compiled is not None else default_catalog()
@@ -59,6 +63,10 @@ class LogScanner:
         self._tail_ts: dict[str, float] = {}  # last stamp near the end of the last block
         self._first_ts: float | None = None  # the job's first stamp: where years are counted
         self._seq = 0
+        # Signals that announce a caught error (Python's "Exception ignored in:"), and per
+        # file and rank the line of the last one not yet followed by the error it announced.
+        self._announcers = {(s.entry_id, n) for s in self._cat.signals for n in s.swallowed_after}
+        self._announced: dict[tuple[str, int | None], int] = {}
 
     # ---- input -------------------------------------------------------------------------
 
@@ -274,6 +282,9 @@ class LogScanner:
         matched: list[tuple[Signal, dict[str, str]]],
         stamp: float | None,
     ) -> None:
+        matched = self._not_swallowed(source, line, prefix_rank, matched)
+        if not matched:
+            return
         topo = self.topology
         if source not in self._file_rank:
             self._file_rank[source] = file_rank(source)
@@ -319,6 +330,28 @@ class LogScanner:
             if record is None:
                 record = self.records[sig.key] = SignalRecord(sig)
             record.add(hit)
+
+    def _not_swallowed(
+        self,
+        source: str,
+        line: int,
+        rank: int | None,
+        matched: list[tuple[Signal, dict[str, str]]],
+    ) -> list[tuple[Signal, dict[str, str]]]:
+        """Drop the error a program caught and went on from: Python prints "Exception ignored
+        in: ..." and then the traceback of an exception a destructor raised at exit (a
+        DataLoader shutting its workers down), and carries on."""
+        where = (source, rank)
+        kept = []
+        for sig, groups in matched:
+            if sig.swallowed_after:
+                announced = self._announced.pop(where, None)
+                if announced is not None and line - announced <= SWALLOWED_LINES:
+                    continue
+            if (sig.entry_id, sig.name) in self._announcers:
+                self._announced[where] = line
+            kept.append((sig, groups))
+        return kept
 
 
 def _most_specific(

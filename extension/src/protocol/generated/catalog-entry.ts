@@ -159,6 +159,10 @@ export interface Signal {
    * Fallout when it comes after a launcher's report of a task's own non-zero exit in the same file: the launcher ending the step, e.g. srun --kill-on-bad-exit (Slurm's bare step cancellation, srun's `task N: Killed` for the other tasks).
    */
   after_bad_exit?: boolean;
+  /**
+   * Signals of the same entry that announce an error the program caught and went on from: the first line of this signal after one of them, in the same file and rank and within 200 lines, does not count (Python's `Exception ignored in:` before the exception a destructor raised at exit).
+   */
+  swallowed_after?: string[];
 }
 /**
  * This interface was referenced by `CatalogEntry`'s JSON-Schema
