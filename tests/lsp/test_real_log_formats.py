@@ -117,6 +117,15 @@ CASES = [
     Case("g042", "nan-inf-loss"),  # CNTK: Minibatch[...]: ce = nan * 14000
     Case("g044", "cuda-oom"),  # Chainer/CuPy: out of memory to allocate N bytes (total M)
     Case("g102", "cuda-oom"),  # TensorFlow BFC: Ran out of memory ... See logs for memory state
+    # Part H's dev half.
+    Case("h113", None),  # healthy: "Exception ignored in:" a DataLoader destructor at exit
+    Case("h114", None),  # healthy: the same, traceback without its source lines
+    Case("h014", "process-killed-signal", 10, "medium"),  # srun's task 0 is a torchrun agent
+    Case("h049", "process-killed-signal"),  # rich wraps "failed (exitcode: -7) ... (pid:"
+    Case("h105", "cuda-oom"),  # Ray: RayTaskError(OutOfMemoryError)
+    Case("h153", "loss-scale-overflow"),  # icefall: Grad scale is small: 1.29e-26
+    Case("h155", "nan-inf-loss"),  # probability tensor contains either inf, nan or element < 0
+    Case("h166", "process-killed-signal"),  # Cloud ML: returned non-zero exit status -9
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
