@@ -121,7 +121,7 @@ CASES = [
     Case("h113", None),  # healthy: "Exception ignored in:" a DataLoader destructor at exit
     Case("h114", None),  # healthy: the same, traceback without its source lines
     Case("h014", "process-killed-signal", 10, "medium"),  # srun's task 0 is a torchrun agent
-    Case("h049", "process-killed-signal"),  # rich wraps "failed (exitcode: -7) ... (pid:"
+    Case("h049", "process-killed-signal", 0, "low"),  # rich wraps "failed (exitcode: -7) ... (pid:"
     Case("h105", "cuda-oom"),  # Ray: RayTaskError(OutOfMemoryError)
     Case("h153", "loss-scale-overflow"),  # icefall: Grad scale is small: 1.29e-26
     Case("h155", "nan-inf-loss"),  # probability tensor contains either inf, nan or element < 0
