@@ -42,9 +42,12 @@ def _flip(t: torch.Tensor, index: int, bit: int) -> None:
 def _channel_dim(module: nn.Module, out: torch.Tensor) -> int:
     # Linear layers, embeddings and norms over the last dim put channels last, whatever the
     # rank (ConvNeXt runs its pointwise layers and LayerNorm on NHWC maps); convolutions,
-    # BatchNorm and channels-first norms on NCHW maps put them in dim 1.
+    # BatchNorm and channels-first norms on NCHW maps put them in dim 1, and so do 1-d
+    # convolutions on (batch, channels, time) maps (Whisper's conv stem).
     if isinstance(module, nn.Linear | nn.Embedding | nn.LayerNorm):
         return -1
+    if isinstance(module, nn.Conv1d):
+        return 1
     if getattr(module, "data_format", None) == "channels_last" or out.dim() != 4:
         return -1
     return 1

@@ -16,6 +16,7 @@ from torch import nn
 VOCAB, SEQ, BATCH = 128, 32, 16
 IMAGE, CLASSES = 16, 10
 WAVE = 320  # audio samples: 31 frames after the feature encoder
+MELS, FRAMES = 16, 32  # log-mel features: 16 bins, 32 frames (16 after Whisper's strided conv)
 
 
 @dataclass(frozen=True)
@@ -319,6 +320,84 @@ def _wav2vec2() -> nn.Module:
     return Wav2Vec2ForSequenceClassification(cfg)
 
 
+def _phi() -> nn.Module:
+    from transformers import PhiConfig, PhiForCausalLM
+
+    _hf_quiet()
+    # Attention and MLP side by side behind one LayerNorm (parallel block), rotary on half of
+    # each head, biases on every projection (q, k, v, dense, fc1, fc2, lm_head), GELU MLP.
+    cfg = PhiConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, partial_rotary_factor=0.5,
+        resid_pdrop=0.0, embd_pdrop=0.0, attention_dropout=0.0, tie_word_embeddings=False,
+    )  # fmt: skip
+    return PhiForCausalLM(cfg)
+
+
+def _deberta() -> nn.Module:
+    from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+
+    _hf_quiet()
+    # DeBERTa-v2: disentangled attention (content-to-position and position-to-content terms
+    # over log-bucketed relative positions, keys shared with the content projections), no
+    # absolute position embedding in the input, post-norm encoder, tied MLM head.
+    cfg = DebertaV2Config(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, relative_attention=True,
+        position_buckets=8, max_relative_positions=SEQ, pos_att_type=["p2c", "c2p"],
+        position_biased_input=False, share_att_key=True, norm_rel_ebd="layer_norm",
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, type_vocab_size=0,
+    )  # fmt: skip
+    return DebertaV2ForMaskedLM(cfg)
+
+
+def _resnet() -> nn.Module:
+    from transformers import ResNetConfig, ResNetForImageClassification
+
+    _hf_quiet()
+    # ResNet-18's basic blocks: two 3x3 convolutions with BatchNorm and an identity shortcut
+    # (a strided 1x1 convolution with BatchNorm where the shape changes), a 7x7 stem with
+    # max pooling, global average pooling.
+    cfg = ResNetConfig(
+        num_channels=3, embedding_size=16, hidden_sizes=[16, 32], depths=[2, 2],
+        layer_type="basic", num_labels=CLASSES, downsample_in_first_stage=False,
+    )  # fmt: skip
+    return ResNetForImageClassification(cfg)
+
+
+def _segformer() -> nn.Module:
+    from transformers import SegformerConfig, SegformerForImageClassification
+
+    _hf_quiet()
+    # SegFormer's Mix Transformer: overlapping strided-conv patch embeddings per stage,
+    # attention whose keys and values come from a map shrunk by a strided conv (spatial
+    # reduction), a Mix-FFN with a depthwise 3x3 conv between its projections, no positions.
+    cfg = SegformerConfig(
+        num_channels=3, num_encoder_blocks=2, depths=[2, 2], sr_ratios=[2, 1],
+        hidden_sizes=[32, 64], patch_sizes=[3, 3], strides=[2, 2], num_attention_heads=[2, 4],
+        mlp_ratios=[2, 2], hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0, drop_path_rate=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return SegformerForImageClassification(cfg)
+
+
+def _whisper() -> nn.Module:
+    from transformers import WhisperConfig, WhisperForAudioClassification
+
+    _hf_quiet()
+    # Whisper's encoder: two conv1d layers over log-mel frames (the second strided), fixed
+    # sinusoidal positions (not trained), a pre-norm transformer whose key projection has no
+    # bias, then a projection and mean pooling for the class.
+    cfg = WhisperConfig(
+        num_mel_bins=MELS, d_model=64, encoder_layers=2, encoder_attention_heads=4,
+        encoder_ffn_dim=128, decoder_layers=1, decoder_attention_heads=4, decoder_ffn_dim=128,
+        max_source_positions=FRAMES // 2, classifier_proj_size=32, num_labels=CLASSES,
+        vocab_size=VOCAB, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        encoder_layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return WhisperForAudioClassification(cfg)
+
+
 def _cnn() -> nn.Module:
     def block(cin: int, cout: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
@@ -360,6 +439,15 @@ def _waves(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     while True:
         labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
         yield protos[labels] + 0.8 * torch.randn(BATCH * 2, WAVE, generator=g), labels
+
+
+def _mels(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    # Class prototypes are random log-mel patterns, heard through noise.
+    protos = torch.randn(CLASSES, MELS, FRAMES, generator=g)
+    while True:
+        labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
+        yield protos[labels] + 0.8 * torch.randn(BATCH * 2, MELS, FRAMES, generator=g), labels
 
 
 def _causal_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
@@ -514,5 +602,36 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("wav2vec2.encoder.layers", "attention.q_proj",
                        "feed_forward.intermediate_dense", "wav2vec2.feature_projection.projection",
                        "layer_norm")),
+        # Rotation 6's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection),
+        # layer 1's first MLP projection (SegFormer: its Mix-FFN's fc1, in front of the
+        # depthwise conv; SegFormer's layers counted in its first stage, as Swin's), the token
+        # (patch) embedding the model calls (SegFormer: its first stage's overlapping patch
+        # convolution, as ViT's projection; Whisper, which reads log-mel frames: its second,
+        # strided conv1d, which turns frames into the transformer's tokens, as Wav2Vec2's
+        # feature projection does), layer 1's pre-MLP norm (Phi: the one LayerNorm both
+        # branches of its parallel block read, as Falcon's; DeBERTa, post-norm: the norm
+        # between attention and MLP); for ResNet the stem's convolution, the second block's
+        # first convolution, the first convolution of the first block of the next stage, and
+        # the `conv` convolution's BatchNorm.
+        Arch("phi", _phi, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.fc1", "model.embed_tokens",
+                       "input_layernorm")),
+        Arch("deberta", _deberta, _tokens, _masked_loss,
+             _lm_sites("deberta.encoder.layer", "attention.self.query_proj",
+                       "intermediate.dense", "deberta.embeddings.word_embeddings",
+                       "attention.output.LayerNorm")),
+        Arch("resnet", _resnet, _images, _class_loss,
+             {"conv": "resnet.encoder.stages.0.layers.1.layer.0.convolution",
+              "conv-late": "resnet.encoder.stages.1.layers.0.layer.0.convolution",
+              "stem": "resnet.embedder.embedder.convolution",
+              "norm": "resnet.encoder.stages.0.layers.1.layer.0.normalization"},
+             batchnorm=True),
+        Arch("segformer", _segformer, _images, _class_loss,
+             _lm_sites("segformer.stages.0.blocks", "attention.q_proj", "mlp.fc1",
+                       "segformer.stages.0.patch_embeddings.proj", "layernorm_after")),
+        Arch("whisper", _whisper, _mels, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "fc1", "encoder.conv2",
+                       "final_layer_norm")),
     )
 }  # fmt: skip

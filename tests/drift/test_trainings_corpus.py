@@ -48,7 +48,7 @@ def test_a_family_has_its_references_reruns_and_faults_at_every_site(arch: str) 
 def _out_channels(module: nn.Module) -> int:
     if isinstance(module, nn.Linear):
         return module.out_features
-    if isinstance(module, nn.Conv2d):
+    if isinstance(module, nn.Conv1d | nn.Conv2d):
         return module.out_channels
     if isinstance(module, nn.Embedding):
         return module.embedding_dim
