@@ -4,9 +4,11 @@ threshold tuning; its runs are measured in docs/measurements/drift-rotation6/), 
 `denpex drift --json` as a real subprocess. A healthy rerun that differs from the reference
 in how the gradient is accumulated is not flagged, with or without a noise reference; a
 permanent 1e-3 compute fault and a bit flip are, from the first checkpoint after their onset.
-The fault's run uses two intra-op threads, so the fault is found through its own round-off
-where two threads do not reproduce the reference, not as the run's first difference.
-(Rotation 5 trained its held-out ELECTRA here; it is tuning now.)"""
+These are the verdicts its one measurement gave (heldout-phi.txt, checked after it). The
+fault's run uses two intra-op threads, which on Phi do not reproduce the reference (its
+healthy two-thread rerun ends 2.2e-6 apart, relative), so the fault is found through its own
+round-off, not as the run's first difference. (Rotation 5 trained its held-out ELECTRA here;
+it is tuning now.)"""
 
 from __future__ import annotations
 
