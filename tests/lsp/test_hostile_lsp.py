@@ -277,11 +277,14 @@ async def test_terminal_memory_is_bounded_whatever_the_line_lengths(tmp_path: Pa
     try:
         await s.status()
         before = _rss_mb(s.pid)
-        await _terminal_flood(s, "t1", 64, "x" * 50_000)  # long lines, each complete
-        await _terminal_flood(s, "t1", 16, "y" * 3_000_000)  # lines longer than the cap
-        # 112 MB went through the server: on a loaded 2-core CI machine its last chunks and
-        # their release take longer than 10 s (one clean-clone run timed out at 10 s; 2 s idle).
-        await s.wait_for(lambda: _rss_mb(s.pid) - before < 40, timeout=30)
+        for _ in range(4):
+            await _terminal_flood(s, "t1", 64, "x" * 50_000)  # long lines, each complete
+            await _terminal_flood(s, "t1", 16, "y" * 3_000_000)  # lines longer than the cap
+        # 448 MB went through the server. What it keeps does not grow with that: measured
+        # 27-55 MB above the start after each 112 MB round, whichever round (the allocator's
+        # own retention varies run to run), so a bound of a fifth of the input fails any
+        # buffer that keeps even that share of it. A loaded machine needs time to drain.
+        await s.wait_for(lambda: _rss_mb(s.pid) - before < 90, timeout=30)
         result = await s.timed.workspace_execute_command_async(
             types.ExecuteCommandParams(command="denpex.diagnose", arguments=[{"terminalId": "t1"}])
         )
