@@ -126,6 +126,19 @@ CASES = [
     Case("h153", "loss-scale-overflow"),  # icefall: Grad scale is small: 1.29e-26
     Case("h155", "nan-inf-loss"),  # probability tensor contains either inf, nan or element < 0
     Case("h166", "process-killed-signal"),  # Cloud ML: returned non-zero exit status -9
+    # Part I's dev half.
+    Case("i010", "nccl-network-error"),  # NCCL's Last error: Net : Call to recv ... refused
+    Case("i021", "cublas-cudnn-error"),  # XLA: failed to create cublas handle
+    Case("i027", "slurm-job-terminated", None, "low"),  # CANCELLED ... DUE TO JOB REQUEUE
+    Case("i031", "cuda-illegal-memory-access"),  # ROCm: Memory access fault by GPU node-1
+    Case("i048", "cuda-environment-mismatch"),  # cuda runtime error (10) : invalid device ordinal
+    Case("i049", "cuda-environment-mismatch"),  # THCudaCheck FAIL ... invalid device ordinal
+    Case("i105", "nan-inf-loss"),  # Paddle: in [op=matmul_grad] [tensor=...] find nan or inf
+    Case("i109", "rank-exception", 1, "high"),  # composer: Rank 1 crashed with exit code 1.
+    Case("i112", "cuda-illegal-memory-access", 7, "high"),  # Ray's "(Actor pid=N) [rank7]:"
+    Case("i138", "rendezvous-failure"),  # Paddle gen_comm_id: connect ... refused, retried
+    Case("i140", "process-killed-signal"),  # absl: *** SIGABRT received at time=...
+    Case("i146", "rank-exception", 2, "high"),  # horovodrun's gloo launcher: "[2]<stderr>:"
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings

@@ -18,6 +18,8 @@ _PREFIXES = (
     re.compile(r"\[(?P<kind>rank|default|trainer|worker)(?P<rank>\d+)\]:\s?"),
     # mpirun --tag-output: "[1,3]<stderr>:"
     re.compile(r"\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:\s?"),
+    # horovodrun's gloo launcher: "[3]<stderr>:"
+    re.compile(r"\[(?P<rank>\d{1,6})\]<(?:stdout|stderr)>:\s?"),
     # srun -l / --label: "3: "
     re.compile(r"\s{0,4}(?P<rank>\d{1,6}): "),
     # a host and rank in one bracket: "[node-a:3]:"
@@ -33,6 +35,11 @@ _PREFIXES = (
         r"^[A-Za-z0-9][\w./-]{0,252}:? (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"
     ),
     re.compile(r"\[pod/[^\]\s]{1,300}\] "),
+    # Ray names the actor a line came from: "(SGLangEngine pid=45268) [rank7]:".
+    re.compile(
+        r"\([A-Za-z_]\w{0,100} pid=\d{1,10}(?:, ip=[\d.]{7,15})?\) "
+        r"(?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"
+    ),
     # mpirun --timestamp-output puts a ctime first, with no space before its rank tag:
     # "Fri Aug 11 12:31:45 2023[1,0]<stdout>:".
     re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<)"),
