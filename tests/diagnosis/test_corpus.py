@@ -23,15 +23,16 @@ LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
 # Test-split floors, set from the figures measured on 2026-12-05 over parts A-I (parts D to I
 # labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 414/500 = 0.828, rank recall
-# 79/96 = 0.8229, rank precision 79/82 = 0.9634, collateral recall 0.759, two collateral ranks
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 417/500 = 0.834, rank recall
+# 81/96 = 0.8438, rank precision 81/84 = 0.9643, collateral recall 0.759, two collateral ranks
 # named as initiating, no healthy false alarm. The 10 thread-only test logs are outside these.
 # (Part I's test half, 53 logs scored first at 64% class and 11/16 ranks with one collateral
-# claim, lowered every figure from parts A-H's: new logs, not a regression.)
+# claim, lowered every figure from parts A-H's: new logs, not a regression. Class was 414 and
+# ranks 79 at that first scoring; part I's dev rules raised them to 417 and 81.)
 FLOORS = {
-    "class_accuracy": 0.828,
-    "rank_recall": 0.8229,
-    "rank_precision": 0.9634,
+    "class_accuracy": 0.834,
+    "rank_recall": 0.8438,
+    "rank_precision": 0.9643,
     "collateral_recall": 0.759,
 }
 CEILINGS = {
