@@ -398,6 +398,126 @@ def _whisper() -> nn.Module:
     return WhisperForAudioClassification(cfg)
 
 
+def _codegen() -> nn.Module:
+    from transformers import CodeGenConfig, CodeGenForCausalLM
+
+    _hf_quiet()
+    # CodeGen (GPT-J's block): one fused qkv projection without biases whose output is laid
+    # out in model-parallel groups, rotary on the first 8 dims of each head (GPT-J's
+    # interleaved pairs), attention and MLP side by side behind one LayerNorm.
+    cfg = CodeGenConfig(
+        n_embd=64, n_layer=2, n_head=4, rotary_dim=8, n_inner=128, vocab_size=VOCAB,
+        n_positions=SEQ, n_ctx=SEQ, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        bos_token_id=0, eos_token_id=0, tie_word_embeddings=False,
+    )  # fmt: skip
+    return CodeGenForCausalLM(cfg)
+
+
+def _bart() -> nn.Module:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    _hf_quiet()
+    # BART: encoder-decoder with learned positions (offset by 2), a LayerNorm on the
+    # embeddings, post-norm layers with biases everywhere, GELU MLPs, one embedding shared
+    # by encoder, decoder and head, and the head's final_logits_bias buffer.
+    cfg = BartConfig(
+        d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        decoder_start_token_id=0, pad_token_id=2, bos_token_id=0, eos_token_id=1,
+        forced_eos_token_id=None,
+    )  # fmt: skip
+    return BartForConditionalGeneration(cfg)
+
+
+def _funnel() -> nn.Module:
+    from transformers import FunnelConfig, FunnelForMaskedLM
+
+    _hf_quiet()
+    # Funnel Transformer: the sequence is mean-pooled to half its length between encoder
+    # blocks (queries pooled, keys and values not), relative-position attention with its own
+    # learned biases and segment terms, post-norm, then a decoder that upsamples back to full
+    # length for the token predictions. Its default init (embeddings of std 1) starts the
+    # loss near 50: initialised as BERT is instead.
+    cfg = FunnelConfig(
+        vocab_size=VOCAB, block_sizes=[1, 1], num_decoder_layers=1, d_model=64, n_head=4,
+        d_head=16, d_inner=128, hidden_dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0, max_position_embeddings=SEQ, initializer_range=0.02,
+        initializer_std=0.02,
+    )  # fmt: skip
+    return FunnelForMaskedLM(cfg)
+
+
+def _regnet() -> nn.Module:
+    from transformers import RegNetConfig, RegNetForImageClassification
+
+    _hf_quiet()
+    # RegNetY: bottleneck blocks of 1x1, grouped 3x3 (groups of 8 channels), squeeze-and-
+    # excitation, 1x1, each conv followed by BatchNorm; a strided 3x3 stem, no max pooling.
+    cfg = RegNetConfig(
+        num_channels=3, embedding_size=16, hidden_sizes=[16, 32], depths=[2, 2],
+        groups_width=8, layer_type="y", num_labels=CLASSES,
+    )  # fmt: skip
+    return RegNetForImageClassification(cfg)
+
+
+class _LstmLayer(nn.Module):
+    """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
+    time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.ih = nn.Linear(width, 4 * width)
+        self.hh = nn.Linear(width, 4 * width, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gates_x = self.ih(x)
+        h = c = torch.zeros(x.shape[0], x.shape[2], dtype=gates_x.dtype)
+        out = []
+        for t in range(x.shape[1]):
+            i, f, g, o = (gates_x[:, t] + self.hh(h)).chunk(4, -1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            out.append(h)
+        return torch.stack(out, 1)
+
+
+class _LstmBlock(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.ln1, self.lstm = nn.LayerNorm(width), _LstmLayer(width)
+        self.ln2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(
+            nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.lstm(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+@dataclass(frozen=True)
+class _LmOutput:
+    logits: torch.Tensor
+
+
+class _LstmLm(nn.Module):
+    """A recurrent language model: pre-norm residual blocks with an LSTM where a
+    transformer has attention (no positions: the recurrence orders the tokens)."""
+
+    def __init__(self, width: int = 64, layers: int = 2) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, width)
+        self.blocks = nn.ModuleList(_LstmBlock(width) for _ in range(layers))
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, VOCAB, bias=False)
+
+    def forward(self, input_ids: torch.Tensor) -> _LmOutput:
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x)
+        return _LmOutput(self.head(self.norm(x)))
+
+
 def _cnn() -> nn.Module:
     def block(cin: int, cout: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU())
@@ -633,5 +753,35 @@ ARCHS: dict[str, Arch] = {
         Arch("whisper", _whisper, _mels, _class_loss,
              _lm_sites("encoder.layers", "self_attn.q_proj", "fc1", "encoder.conv2",
                        "final_layer_norm")),
+        # Rotation 7's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (CodeGen: its fused
+        # qkv_proj; Funnel: q_head; the LSTM LM, which has no attention: its first LSTM's
+        # input-to-gates projection, which feeds the recurrence as q/k/v feed attention),
+        # layer 1's first MLP projection (BART: the encoder's fc1; Funnel: ffn.linear_1, in the
+        # second encoder block, whose one layer is Funnel's layer 1), the token embedding the
+        # model calls (BART: the encoder's embed_tokens, as T5's), layer 1's pre-MLP norm
+        # (CodeGen: the one LayerNorm both branches of its parallel block read, as Phi's; BART
+        # and Funnel, post-norm: the norm between attention and MLP); for RegNet the stem's
+        # convolution, the second block's first convolution, the first convolution of the
+        # first block of the next stage, and the `conv` convolution's BatchNorm.
+        Arch("codegen", _codegen, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "attn.qkv_proj", "mlp.fc_in", "transformer.wte",
+                       "ln_1")),
+        Arch("bart", _bart, _tokens, _seq2seq_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.embed_tokens", "self_attn_layer_norm")),
+        Arch("funnel", _funnel, _tokens, _masked_loss,
+             {"attention": "funnel.encoder.blocks.0.0.attention.q_head",
+              "mlp": "funnel.encoder.blocks.1.0.ffn.linear_1",
+              "embedding": "funnel.embeddings.word_embeddings",
+              "norm": "funnel.encoder.blocks.1.0.attention.layer_norm"}),
+        Arch("regnet", _regnet, _images, _class_loss,
+             {"conv": "regnet.encoder.stages.0.layers.1.layer.0.convolution",
+              "conv-late": "regnet.encoder.stages.1.layers.0.layer.0.convolution",
+              "stem": "regnet.embedder.embedder.convolution",
+              "norm": "regnet.encoder.stages.0.layers.1.layer.0.normalization"},
+             batchnorm=True),
+        Arch("lstm", _LstmLm, _tokens, _causal_loss,
+             _lm_sites("blocks", "lstm.ih", "mlp.0", "embed", "ln2")),
     )
 }  # fmt: skip

@@ -1,14 +1,11 @@
-"""A held-out architecture end to end through the CLI (issue 9): a small real Phi, trained
-on the CPU by bench/trainings exactly as in the corpus (rotation 6 holds `phi` out of
-threshold tuning; its runs are measured in docs/measurements/drift-rotation6/), judged by
+"""A held-out architecture end to end through the CLI (issue 9): a small LSTM language model,
+trained on the CPU by bench/trainings exactly as in the corpus (rotation 7 holds `lstm` out of
+threshold tuning; its runs are measured in docs/measurements/drift-rotation7/), judged by
 `denpex drift --json` as a real subprocess. A healthy rerun that differs from the reference
 in how the gradient is accumulated is not flagged, with or without a noise reference; a
 permanent 1e-3 compute fault and a bit flip are, from the first checkpoint after their onset.
-These are the verdicts its one measurement gave (heldout-phi.txt, checked after it). The
-fault's run uses two intra-op threads, which on Phi do not reproduce the reference (its
-healthy two-thread rerun ends 2.2e-6 apart, relative), so the fault is found through its own
-round-off, not as the run's first difference. (Rotation 5 trained its held-out ELECTRA here;
-it is tuning now.)"""
+VERDICTS-TO-CHECK-AFTER-MEASUREMENT (Rotation 6 trained its held-out Phi here; it is tuning
+now.)"""
 
 from __future__ import annotations
 
@@ -27,11 +24,11 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "phi"
+ARCH = "lstm"
 MLP = ARCHS[ARCH].sites["mlp"]
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch phi --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch lstm --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
