@@ -1,11 +1,14 @@
 """A held-out architecture end to end through the CLI (issue 9): a small LSTM language model,
 trained on the CPU by bench/trainings exactly as in the corpus (rotation 7 holds `lstm` out of
 threshold tuning; its runs are measured in docs/measurements/drift-rotation7/), judged by
-`denpex drift --json` as a real subprocess. A healthy rerun that differs from the reference
-in how the gradient is accumulated is not flagged, with or without a noise reference; a
-permanent 1e-3 compute fault and a bit flip are, from the first checkpoint after their onset.
-VERDICTS-TO-CHECK-AFTER-MEASUREMENT (Rotation 6 trained its held-out Phi here; it is tuning
-now.)"""
+`denpex drift --json` as a real subprocess. These are the verdicts its one measurement gave
+(heldout-lstm.txt, checked after it): a healthy rerun that differs from the reference in how
+the gradient is accumulated is not flagged with a noise reference, but is without one (8 of
+the 9 healthy LSTM reruns are: the frozen rule's false alarm, kept here as an expected failure
+so that a rule that fixes it must update this test); a permanent 1e-3 compute fault and a bit
+flip are flagged from the first checkpoint after their onset. The fault's run uses two
+intra-op threads; on this LSTM its healthy two-thread rerun is not flagged either way.
+(Rotation 6 trained its held-out Phi here; it is tuning now.)"""
 
 from __future__ import annotations
 
@@ -57,8 +60,15 @@ def _drift(runs: dict[str, Path], run: str, *noise: str) -> tuple[int, dict]:
     return done.returncode, report
 
 
+# Rotation 7's measurement: without --noise-ref the frozen rule flags this rerun (the
+# difference gathers in residual channel 15: head column 15, MLP output row 15).
+_FALSE_ALARM = pytest.mark.xfail(strict=True, reason="held-out false alarm, rotation 7")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("noise", [(), ("noise",)], ids=["alone", "noise-ref"])
+@pytest.mark.parametrize(
+    "noise", [pytest.param((), marks=_FALSE_ALARM), ("noise",)], ids=["alone", "noise-ref"]
+)
 def test_a_healthy_rerun_of_a_held_out_model_is_not_flagged(
     runs: dict[str, Path], noise: tuple[str, ...]
 ) -> None:
