@@ -174,6 +174,17 @@ def test_flip_that_blows_the_run_up_is_a_sudden_jump_with_json_safe_trend() -> N
     json.dumps(judged.trend, allow_nan=False)
 
 
+def test_a_channel_alone_without_noise_reference_asks_for_one() -> None:
+    # Healthy DeBERTa-v2 and Whisper reruns showed a row with almost no gradient departing
+    # just like this; a noise reference tells the two apart, so the report asks for one.
+    alone = assess(series(4, PERMANENT))
+    assert alone.verdict == "gradual_drift" and alone.trend["levers"] == ["localisation"]
+    assert sum("Run it again with --noise-ref" in n for n in alone.notes) == 1
+    calibrated = assess(series(4, PERMANENT), noise())
+    assert calibrated.verdict == "gradual_drift"
+    assert not any("--noise-ref" in n for n in calibrated.notes)
+
+
 def test_noise_reference_with_fewer_steps_falls_back_and_says_so() -> None:
     partial = [s for s in noise() if s.step <= 60]
     judged = assess(series(4, PERMANENT), partial)

@@ -14,7 +14,7 @@ from typing import Any
 from denpex import catalog
 from denpex.drift import parted
 from denpex.drift.model import ReplicaStep, StepDiff
-from denpex.drift.tracks import Departure
+from denpex.drift.tracks import LOCALISED, Departure
 from denpex.finding import Evidence, Finding, Role
 
 _UNFILLED = re.compile(r"<\w+>")
@@ -83,6 +83,20 @@ def spread_notes(series: Sequence[StepDiff]) -> list[str]:
             "micro-batches stays bit-identical until a fault; against it, faults of 1e-4 show"
         )
     return notes
+
+
+def unconfirmed(levers: list[Departure], noise: bool) -> list[str]:
+    """A caution when the only evidence is a channel holding its tensor's difference and no
+    noise reference was given: a healthy row with almost no gradient does the same."""
+    if noise or any(lv.lever not in LOCALISED for lv in levers):
+        return []
+    return [
+        "no noise reference was given, and only a row or column holding its tensor's "
+        "difference shows this: a healthy row with almost no gradient does the same (Adam "
+        "takes full-size steps on it, steered by round-off; healthy DeBERTa-v2 and Whisper "
+        "reruns, docs/drift-statistics.md). Run it again with --noise-ref (a second healthy "
+        "run) before acting on it"
+    ]
 
 
 def suspects(levers: list[Departure]) -> list[dict[str, Any]]:

@@ -269,6 +269,7 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
     )
     if trend["global_l2"]["p"] >= ALPHA:
         notes.append("the global distance alone shows no significant trend: the fault is local")
+    notes += explain.unconfirmed(levers, noise=trend["method"].startswith("noise"))
     confidence = 0.9 if len({lv.lever for lv in levers}) > 1 else 0.75
     evidence = [
         explain.step_evidence(
