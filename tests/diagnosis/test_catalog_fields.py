@@ -14,6 +14,7 @@ from denpex import catalog
 from denpex.diagnosis import LogScanner
 from denpex.diagnosis.context import EXTRACTOR_LITERALS
 from denpex.diagnosis.matcher import compile_catalog
+from denpex.diagnosis.scanner import ANNOUNCED_MAX
 
 Entries = dict[str, dict[str, Any]]
 
@@ -140,3 +141,15 @@ def test_an_exception_python_ignored_is_no_failure_but_the_next_one_is() -> None
     del final["swallowed_after"]
     # Without the field the destructor's exception reads as a rank's failure.
     assert _diagnose(entries, SWALLOWED) == [("rank-exception", None, [])]
+
+
+def test_pending_announcements_stay_bounded_on_endless_rank_prefixes() -> None:
+    # A hostile log can announce under a new rank prefix on every line: what is remembered
+    # stays capped, and the latest announcement still swallows its exception.
+    scanner = LogScanner(compile_catalog(_copy(), EXTRACTOR_LITERALS))
+    header = SWALLOWED.splitlines()[0]
+    lines = [f"[rank{r}]:{header}" for r in range(5000)]
+    lines += [f"[rank4999]:{line}" for line in SWALLOWED.splitlines()[1:]]
+    scanner.feed_lines("job.log", lines)
+    assert len(scanner._announced) <= ANNOUNCED_MAX
+    assert scanner.findings() == []

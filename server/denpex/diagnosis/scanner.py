@@ -45,6 +45,8 @@ def prepare_screen() -> None:
 
 # A caught error's traceback follows its announcement within this many lines.
 SWALLOWED_LINES = 200
+# Files and ranks with an announcement pending, at most: memory must not grow with the log.
+ANNOUNCED_MAX = 1024
 
 
 class LogScanner:
@@ -349,6 +351,9 @@ class LogScanner:
                 if announced is not None and line - announced <= SWALLOWED_LINES:
                     continue
             if (sig.entry_id, sig.name) in self._announcers:
+                self._announced.pop(where, None)
+                if len(self._announced) >= ANNOUNCED_MAX:  # a log of endless rank prefixes
+                    del self._announced[next(iter(self._announced))]  # the oldest
                 self._announced[where] = line
             kept.append((sig, groups))
         return kept
