@@ -35,7 +35,8 @@ CASES = [
         None,
     ),
     (["device_assert_srun.log"], "cuda-device-assert", 1, [0, 2, 3], None, None),
-    (["no_kernel_image_srun.log"], "cuda-environment-mismatch", 0, None, None, None),
+    # Every rank prints the same "no kernel image": the build they share, no rank's own.
+    (["no_kernel_image_srun.log"], "cuda-environment-mismatch", None, [], None, None),
     (["dataloader_bus_error.log"], "dataloader-worker-killed", 2, [0, 1, 3], None, None),
     (
         [f"ckpt_load/rank_{r}.log" for r in range(4)],

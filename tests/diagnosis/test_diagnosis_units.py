@@ -239,8 +239,9 @@ def test_repeated_error_is_grouped():
     ]
     finding = diagnose_text("\n".join(lines))[0]
     assert finding.id == "cuda-illegal-memory-access"
-    assert finding.initiating_rank == 0
-    assert len(finding.collateral_ranks) == 499
+    # The same error on every rank is theirs in common: no rank is named, none is fallout.
+    assert finding.initiating_rank is None and finding.collateral_ranks == []
+    assert "0-499 printed this same error themselves" in finding.root_cause
     assert len(finding.evidence) <= 3  # one message group: a few examples, not 500 lines
 
 
@@ -325,3 +326,26 @@ def test_a_file_is_read_in_the_blocks_a_stream_of_it_gives(tmp_path, seed):
             expected = list(iter_blocks_at(io.BytesIO(data), size, max_line))
             with log.open("rb") as f:
                 assert list(iter_blocks_at(f, size, max_line)) == expected, (size, max_line)
+
+
+def _same_error_on(ranks: list[int]) -> str:
+    # Megatron with NCCL_ALGO=CollNet (as pasted in the corpus, i113): every rank hits the
+    # same configuration error at its first barrier.
+    return "".join(
+        f"[rank{r}]:node:{41367 + r}:{41367 + r} [{r % 8}] enqueue.cc:422 NCCL WARN Error : "
+        "no algorithm/protocol available\n"
+        for r in ranks
+    )
+
+
+def test_the_same_error_on_many_ranks_names_none_of_them():
+    (finding,) = diagnose_text(_same_error_on([201, 202, 255, 251]))
+    assert finding.id == "nccl-internal-error"
+    assert finding.initiating_rank is None and finding.collateral_ranks == []
+    assert finding.attribution is not None and finding.attribution.confidence == "low"
+    assert "201-202,251,255 printed this same error themselves" in finding.root_cause
+
+
+def test_the_same_error_on_two_ranks_still_names_the_first():
+    (finding,) = diagnose_text(_same_error_on([3, 5]))
+    assert (finding.initiating_rank, finding.collateral_ranks) == (3, [5])

@@ -136,6 +136,7 @@ CASES = [
     Case("i105", "nan-inf-loss"),  # Paddle: in [op=matmul_grad] [tensor=...] find nan or inf
     Case("i109", "rank-exception", 1, "high"),  # composer: Rank 1 crashed with exit code 1.
     Case("i112", "cuda-illegal-memory-access", 7, "high"),  # Ray's "(Actor pid=N) [rank7]:"
+    Case("i113", "nccl-internal-error", None, "low"),  # the same NCCL error on every rank
     Case("i138", "rendezvous-failure"),  # Paddle gen_comm_id: connect ... refused, retried
     Case("i140", "process-killed-signal"),  # absl: *** SIGABRT received at time=...
     Case("i146", "rank-exception", 2, "high"),  # horovodrun's gloo launcher: "[2]<stderr>:"

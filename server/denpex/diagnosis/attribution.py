@@ -21,12 +21,14 @@ from denpex.diagnosis.compose import Entry, compose, earliest, fact_str
 from denpex.diagnosis.context import Topology
 from denpex.diagnosis.matcher import CompiledCatalog
 from denpex.diagnosis.numbers import to_int
-from denpex.diagnosis.store import Hit, SignalRecord
+from denpex.diagnosis.store import Hit, SignalRecord, message_key
 from denpex.finding import Attribution, Finding
 
 INCIDENT_SECONDS = 120.0
 INCIDENT_LINES = 200
 CASCADE_SECONDS = 3600.0
+# Ranks printing the root's very error, at and above which it is theirs in common.
+SHARED_RANKS = 3
 
 
 def build_findings(
@@ -66,8 +68,18 @@ def build_findings(
         key=lambda e: (not _exit_after(cat, e, root_hit), e.weight),
     )
     summary: launchers.Attribution | None = None
-    if root_rank is None and not suspects:
+    shared = (
+        _shared_ranks(records, root_hit) if why is not None and why.confidence == "high" else ()
+    )
+    if len(shared) >= SHARED_RANKS:
+        # The same error printed by many ranks is a cause they share (a setting, a library,
+        # the data), not one rank's failure: which of them printed first says nothing.
+        root_rank, why = None, Attribution("low", f"{len(shared)} ranks report the same error")
+    elif root_rank is None and not suspects:
+        shared = ()
         root_rank, suspects, why, summary = _beyond_the_line(cat, root, fired, topo)
+    else:
+        shared = ()
     folded: list[Entry] = []
     separate: list[Entry] = []
     for entry in fired:
@@ -85,7 +97,9 @@ def build_findings(
         else:
             separate.append(entry)
     root_first = root.first_initiating if root.first_initiating else root_hit
-    findings = [compose(cat, root, root_first, root_rank, suspects, folded, topo, why, summary)]
+    findings = [
+        compose(cat, root, root_first, root_rank, suspects, folded, topo, why, summary, shared)
+    ]
     separate.sort(key=lambda e: e.first_initiating.seq if e.first_initiating else 0)
     for entry in separate:
         hit = entry.first_initiating
@@ -155,6 +169,14 @@ def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecor
         # value_jump needs no check here: a value signal is recorded only where it jumps, so
         # an entry with several (or with plain signals beside them) fires on any of them.
     return True
+
+
+def _shared_ranks(records: dict[int, SignalRecord], hit: Hit) -> tuple[int, ...]:
+    """The ranks that printed the hit's own message (numbers and addresses masked)."""
+    if hit.groups.get("ranks"):
+        return ()  # a report naming culprits, not an error of its writer's own
+    group = records[hit.signal.key].messages.get(message_key(hit.message))
+    return tuple(sorted(group.ranks)) if group is not None else ()
 
 
 def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribution | None]:

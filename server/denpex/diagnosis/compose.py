@@ -92,6 +92,7 @@ def compose(
     topo: Topology,
     why: Attribution | None,
     summary: launchers.Attribution | None = None,
+    shared: tuple[int, ...] = (),
 ) -> Finding:
     """``summary``: the launchers' call that named ``rank``; its line (the only one that shows
     the failure when the rank died silently) is shown as the initiating evidence, and the
@@ -100,11 +101,8 @@ def compose(
     host, gpu, pid = _place(rank, first, topo)
     all_ranks = entry.ranks.union(*(e.ranks for e in folded))
     all_ranks |= set(summary.teardown) if summary is not None else set()
-    collateral = (
-        sorted(all_ranks - {rank} - set(suspects))
-        if rank is not None
-        else sorted(all_ranks - set(suspects))
-    )
+    # ``shared``: ranks that printed the root's very error, theirs in common: not fallout.
+    collateral = sorted(all_ranks - {rank} - set(suspects) - set(shared))
     evidence = _evidence(entry, folded, rank, first)
     for ev in evidence:
         if summary is not None and summary.line == (ev.source, ev.line):
@@ -132,7 +130,7 @@ def compose(
         host=host,
         gpu=gpu,
         evidence=evidence,
-        root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects, why),
+        root_cause=_story(spec, entry, first, rank, host, gpu, collateral, suspects, why, shared),
         fix="\n".join(f"{i}. {step}" for i, step in enumerate(spec["fix"], 1)),
         verification=[c.text for c in commands],
         related=list(spec.get("related", [])),
@@ -197,6 +195,7 @@ def _story(
     collateral: list[int],
     suspects: list[int],
     why: Attribution | None,
+    shared: tuple[int, ...] = (),
 ) -> str:
     where = f"{first.source}:{first.line}"
     where_ran = host_gpu(host, gpu)
@@ -218,6 +217,11 @@ def _story(
             story += f" The first to fail was rank {rank}."
     if why is not None and why.confidence != "high":
         story += f" Rank attribution: {why.confidence} confidence, {why.reason}."
+    if shared:
+        story += (
+            f" Ranks {compress_ranks(list(shared))} printed this same error themselves: a "
+            "cause they share (a setting, a library, the data), not one rank's failure."
+        )
     if collateral:
         story += f" Ranks {compress_ranks(collateral)} only reported the fallout."
     return f"{story} {spec['quick_answer']}"

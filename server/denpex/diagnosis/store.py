@@ -38,6 +38,11 @@ class Hit:
         return self.seq < other.seq
 
 
+def message_key(message: str) -> str:
+    """A message with its numbers and addresses masked: the same error on another rank."""
+    return _VOLATILE.sub("#", message)[:200]
+
+
 @dataclass
 class MessageGroup:
     count: int = 0
@@ -76,7 +81,7 @@ class SignalRecord:
                 known is not None and hit.before(known)
             ):
                 self.first_by_rank[hit.rank] = hit
-        key = _VOLATILE.sub("#", hit.message)[:200]
+        key = message_key(hit.message)
         group = self.messages.get(key)
         if group is None:
             if len(self.messages) >= MESSAGES_PER_SIGNAL:
