@@ -68,18 +68,15 @@ def build_findings(
         key=lambda e: (not _exit_after(cat, e, root_hit), e.weight),
     )
     summary: launchers.Attribution | None = None
+    # The same error printed by many ranks is a cause they share (a setting, a library, the
+    # data), not one rank's failure: which of them printed first says nothing.
     shared = (
         _shared_ranks(records, root_hit) if why is not None and why.confidence == "high" else ()
     )
-    if len(shared) >= SHARED_RANKS:
-        # The same error printed by many ranks is a cause they share (a setting, a library,
-        # the data), not one rank's failure: which of them printed first says nothing.
+    if shared:
         root_rank, why = None, Attribution("low", f"{len(shared)} ranks report the same error")
     elif root_rank is None and not suspects:
-        shared = ()
         root_rank, suspects, why, summary = _beyond_the_line(cat, root, fired, topo)
-    else:
-        shared = ()
     folded: list[Entry] = []
     separate: list[Entry] = []
     for entry in fired:
@@ -172,11 +169,14 @@ def _conditions_hold(conditions: list[dict[str, object]], recs: list[SignalRecor
 
 
 def _shared_ranks(records: dict[int, SignalRecord], hit: Hit) -> tuple[int, ...]:
-    """The ranks that printed the hit's own message (numbers and addresses masked)."""
+    """The ranks that printed the hit's own message (numbers and addresses masked), when
+    there are SHARED_RANKS of them or more; else none."""
     if hit.groups.get("ranks"):
         return ()  # a report naming culprits, not an error of its writer's own
     group = records[hit.signal.key].messages.get(message_key(hit.message))
-    return tuple(sorted(group.ranks)) if group is not None else ()
+    if group is None or len(group.ranks) < SHARED_RANKS:
+        return ()
+    return tuple(sorted(group.ranks))
 
 
 def _subjects(hit: Hit, topo: Topology) -> tuple[int | None, list[int], Attribution | None]:
