@@ -21,18 +21,19 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-05 over parts A-I (parts D to I
+# Test-split floors, set from the figures measured on 2026-12-05 over parts A-J1 (parts D to J
 # labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 417/500 = 0.834, rank recall
-# 81/96 = 0.8438, rank precision 81/84 = 0.9643, collateral recall 0.759, two collateral ranks
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 431/520 = 0.8288, rank recall
+# 83/99 = 0.8384, rank precision 83/86 = 0.9651, collateral recall 0.759, two collateral ranks
 # named as initiating, no healthy false alarm. The 10 thread-only test logs are outside these.
-# (Part I's test half, 53 logs scored first at 64% class and 11/16 ranks with one collateral
-# claim, lowered every figure from parts A-H's: new logs, not a regression. Class was 414 and
-# ranks 79 at that first scoring; part I's dev rules raised them to 417 and 81.)
+# (Part J1's test half, 21 logs scored first at 12/20 class and 2/3 ranks, lowered class and
+# rank recall from parts A-I's 417/500 and 81/96 to 429/520 and 83/99: new logs, not a
+# regression. Its dev rules (THC and XLA wordings, a torchelastic line cut after the rank) then
+# raised test class to 431.)
 FLOORS = {
-    "class_accuracy": 0.834,
-    "rank_recall": 0.8438,
-    "rank_precision": 0.9643,
+    "class_accuracy": 0.8288,
+    "rank_recall": 0.8384,
+    "rank_precision": 0.9651,
     "collateral_recall": 0.759,
 }
 CEILINGS = {

@@ -140,6 +140,9 @@ CASES = [
     Case("i138", "rendezvous-failure"),  # Paddle gen_comm_id: connect ... refused, retried
     Case("i140", "process-killed-signal"),  # absl: *** SIGABRT received at time=...
     Case("i146", "rank-exception", 2, "high"),  # horovodrun's gloo launcher: "[2]<stderr>:"
+    Case("j043", "process-killed-signal", 1, "low"),  # torchelastic's line pasted up to the rank
+    Case("j031", "cuda-oom"),  # THCudaCheck FAIL ... error=2 : out of memory (pre-1.0 THC)
+    Case("j006", "cuda-environment-mismatch"),  # XLA: Unable to load NCCL library
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings

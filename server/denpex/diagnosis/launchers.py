@@ -70,9 +70,10 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "claim_torchelastic": (
         ["local_rank: "],
         re.compile(
-            r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank: (?P<rank>\d{1,6}) "
-            # rich-formatted logging wraps before the pid, the source file on the right.
-            r"\(pid: (?:(?P<pid>\d{1,10})\)|\s{1,40}[\w.]{1,64}\.py:\d{1,6}\s{0,8}$)"
+            r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank: (?P<rank>\d{1,6})"
+            # rich-formatted logging wraps before the pid, the source file on the right; a
+            # pasted line may stop right after the rank.
+            r"(?: \(pid: (?:(?P<pid>\d{1,10})\)|\s{1,40}[\w.]{1,64}\.py:\d{1,6}\s{0,8}$)|\s{0,8}$)"
         ),
     ),
     "claim_mpirun": (
