@@ -143,6 +143,11 @@ CASES = [
     Case("j043", "process-killed-signal", 1, "low"),  # torchelastic's line pasted up to the rank
     Case("j031", "cuda-oom"),  # THCudaCheck FAIL ... error=2 : out of memory (pre-1.0 THC)
     Case("j006", "cuda-environment-mismatch"),  # XLA: Unable to load NCCL library
+    Case("j117", "process-killed-signal", 2, "medium"),  # MPICH/PALS: rank 2 died from signal 11
+    Case("j141", "process-killed-signal", 0, "medium"),  # mpirun noticed ... node name left out
+    Case("j121", "rendezvous-failure"),  # gRPC: UNAVAILABLE: failed to connect to all addresses
+    Case("j123", "nccl-network-error", 9, "high"),  # ncclSystemError, socketPollConnect ... POLLOUT
+    Case("j144", "cublas-cudnn-error"),  # DeepSpeed: !!!! kernel execution error (... error: 13)
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings

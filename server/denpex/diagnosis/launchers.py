@@ -80,8 +80,9 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["noticed that process rank"],
         re.compile(
             r"noticed that process rank (?P<rank>\d{1,6}) with PID (?P<pid>\d{1,10}) "
-            # Open MPI wraps this message at 80 columns, often right before "signal N".
-            r"on node \S{1,255} exited on(?: signal (?P<signal>\d{1,3})|\s{0,8}$)"
+            # Open MPI wraps this message at 80 columns, often right before "signal N"; a
+            # retyped line may leave the node name out.
+            r"on node (?:\S{1,255} )?exited on(?: signal (?P<signal>\d{1,3})|\s{0,8}$)"
         ),
     ),
     "claim_mpirun_first": (
