@@ -148,6 +148,7 @@ CASES = [
     Case("j121", "rendezvous-failure"),  # gRPC: UNAVAILABLE: failed to connect to all addresses
     Case("j123", "nccl-network-error", 9, "high"),  # ncclSystemError, socketPollConnect ... POLLOUT
     Case("j144", "cublas-cudnn-error"),  # DeepSpeed: !!!! kernel execution error (... error: 13)
+    Case("j226", "nccl-network-error"),  # NET/IB : mlx5_32:1 Got async error event: port error
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
