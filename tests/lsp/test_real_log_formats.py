@@ -149,6 +149,11 @@ CASES = [
     Case("j123", "nccl-network-error", 9, "high"),  # ncclSystemError, socketPollConnect ... POLLOUT
     Case("j144", "cublas-cudnn-error"),  # DeepSpeed: !!!! kernel execution error (... error: 13)
     Case("j226", "nccl-network-error"),  # NET/IB : mlx5_32:1 Got async error event: port error
+    Case("k020", "rank-exception", 0, "low"),  # torchelastic < 1.9: Child process N (local_rank 0)
+    Case("k127", "rank-exception", 0, "low"),  # Determined's "[ts] 8de2ca81 || " before the table
+    Case("k112", "nccl-timeout"),  # Ascend HCCL: EI0002 ... Notify register times out
+    Case("k118", "process-killed-signal"),  # the agent forwards its SIGHUP to every worker
+    Case("k125", "rank-exception"),  # Paddle: trainer process with rank=[0, 1, 2, 3] was aborted
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings

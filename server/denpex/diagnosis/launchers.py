@@ -76,6 +76,15 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
             r"(?: \(pid: (?:(?P<pid>\d{1,10})\)|\s{1,40}[\w.]{1,64}\.py:\d{1,6}\s{0,8}$)|\s{0,8}$)"
         ),
     ),
+    # torchelastic before PyTorch 1.9 (no failure table): "CHILD PROCESS FAILED WITH NO
+    # ERROR_FILE" and then "Child process 2814 (local_rank 0) FAILED (exitcode 1)".
+    "claim_torchelastic_legacy": (
+        ["FAILED (exitcode "],
+        re.compile(
+            r"Child process (?P<pid>\d{1,10}) \(local_rank (?P<rank>\d{1,6})\) "
+            r"FAILED \(exitcode (?P<code>-?\d{1,4})\)"
+        ),
+    ),
     "claim_mpirun": (
         ["noticed that process rank"],
         re.compile(
@@ -145,7 +154,7 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
 def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Claim]:
     """The claims one matched summary line makes (srun may list several tasks)."""
     g = m.groupdict()
-    kind = name.removeprefix("claim_").replace("_first", "")
+    kind = name.removeprefix("claim_").replace("_first", "").replace("_legacy", "")
     pid = to_int(g.get("pid"))
     if name == "claim_srun":
         ranks = _task_list(g["ranks"])
@@ -168,7 +177,7 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
         code = _SIGNALS.get(g["signame"])
     else:
         code = to_int(g.get("code"), signed=True)
-    return [Claim(kind, rank, name == "claim_torchelastic", code, pid, source, line)]
+    return [Claim(kind, rank, kind == "torchelastic", code, pid, source, line)]
 
 
 def _task_list(text: str) -> list[int]:

@@ -35,6 +35,8 @@ _PREFIXES = (
         r"^[A-Za-z0-9][\w./-]{0,252}:? (?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<)"
     ),
     re.compile(r"\[pod/[^\]\s]{1,300}\] "),
+    # Determined AI's trial logs: "[2022-06-09T09:22:31.405197Z] 8de2ca81 || " (container id).
+    re.compile(r"\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z\] [0-9a-f]{8} \|\| "),
     # Ray names the actor a line came from: "(SGLangEngine pid=45268) [rank7]:".
     re.compile(
         r"\([A-Za-z_]\w{0,100} pid=\d{1,10}(?:, ip=[\d.]{7,15})?\) "

@@ -28,7 +28,7 @@ from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
 from denpex.diagnosis.screen import byte_freq
 from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
-from denpex.diagnosis.timestamps import LOOKBACK_BYTES, stamp_before
+from denpex.diagnosis.timestamps import LOOKBACK_BYTES, LOOKBACK_LINES, stamp_before
 from denpex.diagnosis.values import ValueSeries
 from denpex.finding import Finding
 
@@ -157,11 +157,10 @@ class LogScanner:
             assert summary is not None
             series.absorb(summary)
         for rel, start, stamp, raw, keys in result.candidates:
-            if stamp is None and start < LOOKBACK_BYTES:
+            if stamp is None and _near_block_start(rel, start):
                 stamp = self._tail_ts.get(source)
             self._examine(source, first_line + rel, raw, set(keys), stamp)
-        if result.tail_stamp is not None:
-            self._tail_ts[source] = result.tail_stamp
+        self._set_tail_stamp(source, result.tail_stamp)
         return result.lines
 
     def findings(self) -> list[Finding]:
@@ -187,7 +186,7 @@ class LogScanner:
             line += block.count(b"\n", cursor, start)
             cursor = start
             stamp = stamp_before(block, start)
-            if stamp is None and start < LOOKBACK_BYTES:
+            if stamp is None and _near_block_start(line - first_line, start):
                 stamp = self._tail_ts.get(source)  # the stamped line may end the last block
             raw = block[start:end]
             confirmed |= self._examine(source, line, raw, keys, stamp)
@@ -220,8 +219,15 @@ class LogScanner:
         return series
 
     def _remember_tail_stamp(self, source: str, block: bytes) -> None:
-        stamp = stamp_before(block, len(block))
-        if stamp is not None:
+        self._set_tail_stamp(source, stamp_before(block, len(block)))
+
+    def _set_tail_stamp(self, source: str, stamp: float | None) -> None:
+        """The stamp that the next block's first lines may sit under. A block whose end holds
+        none clears it: an older block's stamp is not "just above" them, and keeping it made
+        the answer depend on where blocks (or a parallel scan's ranges) were cut."""
+        if stamp is None:
+            self._tail_ts.pop(source, None)
+        else:
             self._tail_ts[source] = stamp
 
     def _demote_noisy(self, candidates: dict[int, int], confirmed: set[int]) -> None:
@@ -373,3 +379,11 @@ def _most_specific(
 
 def _encode(lines: list[str]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "replace")
+
+
+def _near_block_start(line_in_block: int, start: int) -> bool:
+    """A line whose look-back for a stamp ran off its block's start, so that the stamp just
+    above it may end the previous block. Deeper in a block, the look-back found none: an
+    older block's stamp is no nearer (counting bytes alone once reached past the stamped
+    lines between, and the answer changed with where blocks were cut)."""
+    return line_in_block < LOOKBACK_LINES and start < LOOKBACK_BYTES
