@@ -43,7 +43,7 @@ from denpex.drift.thresholds import (
     PERSIST,
     SELF_FACTOR,
 )
-from denpex.drift.tracks import Departure, Tracks, axes
+from denpex.drift.tracks import HELD, Departure, Tracks, axes
 
 
 def _localised(t: TensorDiff | None) -> bool:
@@ -91,6 +91,14 @@ def localisation(
             ]
             base = sorted(early)[len(early) // 2] if early else 0.0
             bar = min(max(LIFT_MIN, SELF_FACTOR * base), MAX_SHARE_BAR * n)
+            if _concentrated_from_start(track, shares, n, bar):
+                # On a short axis the cap lets a channel meet the bar before anything departs
+                # (RegNet's squeeze-excitation conv, 8 input columns, one at 0.7 from step 12
+                # in every healthy rerun and in the noise run): that concentration is the
+                # model's, and the lever has no room left to see a rise.
+                if noise is None:
+                    out.append(_held(name, steps, track, axis))
+                continue
             ntrack = noise.get(name) if noise is not None else None
             flags = [
                 _localised(t)
@@ -106,6 +114,8 @@ def localisation(
             if start is None or _diluted([n * sh for sh in shares], start) or shares[-1] < DOMINANT:
                 continue
             if noise is None and not _arrived(track, shares, start):
+                if start == 0:
+                    out.append(_held(name, steps, track, axis))
                 continue
             top = track[start]
             assert top is not None  # flagged steps are localised, hence present
@@ -129,20 +139,46 @@ def localisation(
     return out
 
 
+def _held(name: str, steps: list[int], track: list[TensorDiff | None], axis: str) -> Departure:
+    """A channel that held its tensor's difference from the first checkpoint compared, with no
+    noise run to say whose it is: reported (HELD), never flagged."""
+    last = next(t for t in reversed(track) if t is not None)
+    return Departure(
+        tensor=name,
+        lever=HELD,
+        onset=steps[0],
+        excess=[0.0] * len(steps),
+        detail={"axis": axis, "index": _index(last, axis), "share": round(_share(last, axis), 4)},
+    )
+
+
+def _concentrated_from_start(
+    track: list[TensorDiff | None], shares: list[float], n: int, bar: float
+) -> bool:
+    """The tensor's top channel already held the bar at the series' first CALIBRATION
+    checkpoints (those where it differs enough to say). A run equal to its reference, or
+    differing sparsely, until a fault is not: the fault's rise comes later and is kept."""
+    lifts = [n * s for t, s in zip(track[:CALIBRATION], shares, strict=False) if _localised(t)]
+    return bool(lifts) and sorted(lifts)[len(lifts) // 2] >= bar
+
+
 def _arrived(track: list[TensorDiff | None], shares: list[float], start: int) -> bool:
     """Without a noise run: did the channel's amplitude jump when it took over its tensor? A
     fault arrives: 22x and more over the two checkpoints up to its onset on every faulty run
     this lever found (two: a fault that began just before a checkpoint is split over two
     intervals), while a channel the model makes sensitive takes over gradually (ConvNeXt's
     row 28 in every healthy rerun: at most 8.9x over two). A run equal to its reference
-    before, or a channel dominant by the second checkpoint (a fault running from before the
-    first), has nothing to compare with, and arrives."""
+    before arrives. A channel that already held its tensor at the first checkpoint compared
+    shows no arrival at all: the model's own (an LSTM LM's head row and the residual channel
+    feeding it, in eight healthy reruns of nine), or a fault older than the comparison, which
+    only a noise run can tell apart."""
     t = track[start]
-    if start < 2:
-        return True
-    earlier = [k for k in (start - 2, start - 1) if track[k] is not None]
-    before = track[earlier[0]] if earlier else None
-    if t is None or before is None or before.diff_sq <= 0:
+    earlier = [k for k in (start - 2, start - 1) if k >= 0 and track[k] is not None]
+    if not earlier:
+        return start > 0  # nothing before it was compared: arrived only if it was equal
+    before = track[earlier[0]]
+    assert before is not None
+    if t is None or before.diff_sq <= 0:
         return True
     return math.sqrt(t.diff_sq * shares[start] / (before.diff_sq * shares[earlier[0]])) >= ARRIVAL
 
@@ -230,6 +266,8 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
         if noise is None and not _arrived(
             tracks[lead], [_share(t, axis) for t in tracks[lead]], start
         ):
+            if start == 0:
+                out.append(_held(lead, steps, tracks[lead], axis))
             continue
         excess = [
             math.sqrt(math.fsum(v[2] ** 2 for _, v in p)) if len(p) == 2 else 0.0 for p in pairs
@@ -359,7 +397,8 @@ def peers(steps: list[int], tracks: Tracks) -> list[Departure]:
 
 
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
-    """Every tensor that left its noise floor, by every lever that applies."""
+    """Every tensor that left its noise floor, by every lever that applies (and, without a
+    noise run, the channels held from the start: lever HELD)."""
     steps = [s.step for s in series]
     found = localisation(steps, tracks, noise)
     found += corroborated(steps, tracks, noise)

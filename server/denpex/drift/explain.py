@@ -85,6 +85,24 @@ def spread_notes(series: Sequence[StepDiff]) -> list[str]:
     return notes
 
 
+def held_notes(held: list[Departure]) -> list[str]:
+    """Channels that held their tensor's difference from the first checkpoint compared, with no
+    noise reference: not flagged, since healthy reruns do it (an LSTM LM's head row in eight
+    of nine, RegNet's squeeze-excitation conv in all six), but a fault older than the
+    comparison looks the same."""
+    if not held:
+        return []
+    names = ", ".join(
+        f"{lv.tensor} ({lv.detail['axis']} {lv.detail['index']})" for lv in held[:3]
+    ) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    return [
+        f"{names} held most of the difference from the first checkpoint compared on. Healthy "
+        "reruns do this in a channel the model makes sensitive, and so would a fault older "
+        "than the comparison: only a noise reference tells them apart. Run it again with "
+        "--noise-ref (a second healthy run), or compare from an earlier checkpoint"
+    ]
+
+
 def unconfirmed(levers: list[Departure], noise: bool) -> list[str]:
     """A caution when the only evidence is a channel holding its tensor's difference and no
     noise reference was given: a healthy row with almost no gradient does the same."""

@@ -16,6 +16,9 @@ from denpex.drift.thresholds import MIN_AXIS
 Tracks = dict[str, list[TensorDiff | None]]
 # The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
 LOCALISED = frozenset({"localisation", "corroborated_localisation"})
+# Not a departure: a channel concentrated from the first checkpoint compared, without a noise
+# run (the model's own or a fault older than the comparison; departures._held).
+HELD = "held_from_start"
 
 
 @dataclass
@@ -24,6 +27,7 @@ class Departure:
 
     tensor: str
     # localisation | corroborated_localisation | noise_envelope | peer_ratio | bit_exact_departure
+    # | held_from_start (HELD: reported, not a departure)
     lever: str
     onset: int
     excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)

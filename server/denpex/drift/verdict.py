@@ -33,7 +33,7 @@ from denpex.drift import departures, explain, parted, stats, sudden
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.thresholds import ALPHA, ONSET_RISE
-from denpex.drift.tracks import LOCALISED, Departure, Tracks, tracks_of
+from denpex.drift.tracks import HELD, LOCALISED, Departure, Tracks, tracks_of
 from denpex.errors import InputError
 from denpex.finding import Evidence, Finding
 
@@ -172,7 +172,8 @@ def assess(
         "noise_envelope+localisation" if noise_tracks else "self_calibration+localisation"
     )
 
-    levers = departures.find(series, tracks, noise_tracks)
+    found = departures.find(series, tracks, noise_tracks)
+    levers = [lv for lv in found if lv.lever != HELD]
     jumps = sudden.jumps(steps, tracks)
     change = sudden.step_change(series, tracks)
     kept = parted.before_parting(series, levers, jumps, change)
@@ -198,6 +199,7 @@ def assess(
             return result
     trend["benign_top_tensors"] = explain.benign_summary(series)
     notes += explain.spread_notes(series)
+    notes += explain.held_notes([lv for lv in found if lv.lever == HELD])
     if naive["p"] < ALPHA:
         notes.append(
             f"the global distance grows steadily (Mann-Kendall tau {naive['tau']:.2f}) as it does "
