@@ -461,6 +461,83 @@ def _regnet() -> nn.Module:
     return RegNetForImageClassification(cfg)
 
 
+def _albert() -> nn.Module:
+    from transformers import AlbertConfig, AlbertForMaskedLM
+
+    _hf_quiet()
+    # ALBERT: one transformer layer whose weights every layer shares (both of its two layers
+    # are the same module, called twice), factorised embeddings (32 wide, mapped to the
+    # 64-wide hidden state), post-norm, an MLM head tied to the word embeddings.
+    cfg = AlbertConfig(
+        embedding_size=32, hidden_size=64, num_hidden_layers=2, num_hidden_groups=1,
+        num_attention_heads=4, intermediate_size=128, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        classifier_dropout_prob=0.0,
+    )  # fmt: skip
+    return AlbertForMaskedLM(cfg)
+
+
+def _fnet() -> nn.Module:
+    from transformers import FNetConfig, FNetForMaskedLM
+
+    _hf_quiet()
+    # FNet: no attention at all: each layer mixes tokens by the real part of a 2-d Fourier
+    # transform over sequence and hidden dims (no weights), then a post-norm MLP; the
+    # embeddings are summed, normed and projected by a Linear before the first mixing.
+    cfg = FNetConfig(
+        hidden_size=64, num_hidden_layers=2, intermediate_size=128, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+        use_tpu_fourier_optimizations=False,
+    )  # fmt: skip
+    return FNetForMaskedLM(cfg)
+
+
+def _recurrent_gemma() -> nn.Module:
+    from transformers import RecurrentGemmaConfig, RecurrentGemmaForCausalLM
+
+    _hf_quiet()
+    # RecurrentGemma (Griffin): a recurrent block (two input projections, a causal depthwise
+    # conv1d and the RG-LRU, a gated diagonal linear recurrence whose gates are per-head
+    # block-diagonal weights) then a local multi-query attention block over a window of 16,
+    # gated GELU MLPs, RMS norms scaling by 1 + weight, logits soft-capped.
+    cfg = RecurrentGemmaConfig(
+        hidden_size=64, num_hidden_layers=2, block_types=["recurrent", "attention"],
+        num_attention_heads=4, num_key_value_heads=1, head_dim=16, intermediate_size=128,
+        lru_width=64, attention_window_size=16, conv1d_width=4, vocab_size=VOCAB,
+    )  # fmt: skip
+    return RecurrentGemmaForCausalLM(cfg)
+
+
+def _swiftformer() -> nn.Module:
+    from transformers import SwiftFormerConfig, SwiftFormerForImageClassification
+
+    _hf_quiet()
+    # SwiftFormer: a conv stem, then per stage a conv encoder (depthwise 3x3, BatchNorm,
+    # pointwise MLP, layer scale) and a block whose attention is "efficient additive": one
+    # learned vector scores the queries into a single global query, no key-query matrix;
+    # BatchNorm throughout, and a classification and a distillation head averaged.
+    cfg = SwiftFormerConfig(
+        image_size=IMAGE, num_channels=3, depths=[2, 2], embed_dims=[16, 32], mlp_ratio=2,
+        downsamples=[True, True], drop_path_rate=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return SwiftFormerForImageClassification(cfg)
+
+
+def _poolformer() -> nn.Module:
+    from transformers import PoolFormerConfig, PoolFormerForImageClassification
+
+    _hf_quiet()
+    # PoolFormer (MetaFormer): the token mixer is a 3x3 average pool minus its input (no
+    # weights), the MLP is two 1x1 convolutions, the norms are GroupNorm with one group
+    # (over channels and space at once), every branch has a learned layer scale.
+    cfg = PoolFormerConfig(
+        num_channels=3, depths=[2, 2], hidden_sizes=[16, 32], num_encoder_blocks=2,
+        patch_sizes=[3, 3], strides=[2, 2], padding=[1, 1], mlp_ratio=2.0,
+        drop_path_rate=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return PoolFormerForImageClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -620,6 +697,9 @@ def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[s
         "norm": f"{prefix}.1.{norm}",
     }
 
+
+# ALBERT's one layer, which both of its layers are.
+_ALBERT_LAYER = "albert.encoder.albert_layer_groups.0.albert_layers.0"
 
 ARCHS: dict[str, Arch] = {
     a.name: a
@@ -783,5 +863,45 @@ ARCHS: dict[str, Arch] = {
              batchnorm=True),
         Arch("lstm", _LstmLm, _tokens, _causal_loss,
              _lm_sites("blocks", "lstm.ih", "mlp.0", "embed", "ln2")),
+        # Rotation 8's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (ALBERT: the query of its
+        # one shared layer, so the fault strikes both of its calls; FNet, whose Fourier mixing
+        # has no weights: the embeddings' projection, the Linear whose output the first
+        # mixing reads, as q/k/v read the hidden state; RecurrentGemma, whose layer 0 is the
+        # recurrent block: its linear_x, the input projection that feeds the conv1d and the
+        # RG-LRU recurrence, as the LSTM's input-to-gates projection), layer 1's first MLP
+        # projection (ALBERT: the shared layer's ffn; RecurrentGemma: up_proj, as Gemma's),
+        # the token embedding the model calls (ALBERT: its 32-wide word embedding, as
+        # ELECTRA's), layer 1's pre-MLP norm (RecurrentGemma: channel_pre_norm; ALBERT and
+        # FNet, post-norm: the norm between the mixer and the MLP); for the convolutional
+        # nets the stem's convolution, the second block's first convolution (SwiftFormer: its
+        # first stage's attention block's local depthwise convolution; PoolFormer, whose
+        # pooling mixer has no weights: its MLP's first 1x1 convolution), the first
+        # convolution of the first block of the next stage, and the `conv` convolution's norm
+        # (PoolFormer: the GroupNorm in front of it).
+        Arch("albert", _albert, _tokens, _masked_loss,
+             {"attention": f"{_ALBERT_LAYER}.attention.query",
+              "mlp": f"{_ALBERT_LAYER}.ffn",
+              "embedding": "albert.embeddings.word_embeddings",
+              "norm": f"{_ALBERT_LAYER}.attention.LayerNorm"}),
+        Arch("fnet", _fnet, _tokens, _masked_loss,
+             {"attention": "fnet.embeddings.projection",
+              "mlp": "fnet.encoder.layer.1.intermediate.dense",
+              "embedding": "fnet.embeddings.word_embeddings",
+              "norm": "fnet.encoder.layer.1.fourier.output.LayerNorm"}),
+        Arch("recurrentgemma", _recurrent_gemma, _tokens, _causal_loss,
+             _lm_sites("model.layers", "temporal_block.linear_x", "mlp_block.up_proj",
+                       "model.embed_tokens", "channel_pre_norm")),
+        Arch("swiftformer", _swiftformer, _images, _class_loss,
+             {"conv": "swiftformer.encoder.network.0.blocks.1.local_representation.depth_wise_conv",
+              "conv-late": "swiftformer.encoder.network.2.blocks.0.depth_wise_conv",
+              "stem": "swiftformer.patch_embed.patch_embedding.0",
+              "norm": "swiftformer.encoder.network.0.blocks.1.local_representation.norm"},
+             batchnorm=True),
+        Arch("poolformer", _poolformer, _images, _class_loss,
+             {"conv": "poolformer.encoder.block.0.1.output.conv1",
+              "conv-late": "poolformer.encoder.block.1.0.output.conv1",
+              "stem": "poolformer.encoder.patch_embeddings.0.projection",
+              "norm": "poolformer.encoder.block.0.1.after_norm"}),
     )
 }  # fmt: skip

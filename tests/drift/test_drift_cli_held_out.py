@@ -28,11 +28,11 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "lstm"
+ARCH = "fnet"
 MLP = ARCHS[ARCH].sites["mlp"]
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch lstm --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch fnet --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",

@@ -64,11 +64,15 @@ def _site_output(arch: str, fault: Fault | None) -> dict[str, torch.Tensor]:
     inject.step = 1
     seen: dict[str, torch.Tensor] = {}
     modules = dict(model.named_modules())
+
+    def keep_first(name: str, out: torch.Tensor) -> None:
+        # The first call's output only: a module called again (ALBERT's shared layer) then
+        # reads an input the fault has already changed everywhere.
+        seen.setdefault(name, out.detach())
+
     for name in spec.sites.values():
         # Registered after the injector's hook, so this sees the faulty output.
-        modules[name].register_forward_hook(
-            lambda _m, _i, out, name=name: seen.__setitem__(name, out.detach())
-        )
+        modules[name].register_forward_hook(lambda _m, _i, out, name=name: keep_first(name, out))
     batch = next(spec.batches(0))
     with torch.no_grad():
         spec.loss(model, batch, len(batch[1]) if isinstance(batch, tuple) else len(batch))
