@@ -154,6 +154,8 @@ CASES = [
     Case("k112", "nccl-timeout"),  # Ascend HCCL: EI0002 ... Notify register times out
     Case("k118", "process-killed-signal"),  # the agent forwards its SIGHUP to every worker
     Case("k125", "rank-exception"),  # Paddle: trainer process with rank=[0, 1, 2, 3] was aborted
+    Case("l027", "port-in-use"),  # Windows: failed to bind ... (system error: 10048 - ...)
+    Case("l040", "cuda-oom"),  # terminate called after throwing ... 'c10::OutOfMemoryError'
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
