@@ -156,6 +156,10 @@ CASES = [
     Case("k125", "rank-exception"),  # Paddle: trainer process with rank=[0, 1, 2, 3] was aborted
     Case("l027", "port-in-use"),  # Windows: failed to bind ... (system error: 10048 - ...)
     Case("l040", "cuda-oom"),  # terminate called after throwing ... 'c10::OutOfMemoryError'
+    Case("l128", "nccl-internal-error"),  # NCCL WARN Error : ring 0 does not loop back to start
+    Case("l130", "cuda-environment-mismatch"),  # no supported devices found for platform CUDA
+    Case("l140", "process-killed-signal", 0, "medium"),  # Windows exit code 3221226505 (0xC0000409)
+    Case("l131", None),  # healthy: tensorboardX's NaN-or-Inf scalar warning, the loss finite
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings

@@ -111,7 +111,8 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["terminated with "],
         re.compile(
             r"\bprocess (?P<rank>\d{1,6}) terminated with "
-            r"(?:signal (?P<signame>SIG[A-Z]{2,6})|exit code (?P<code>\d{1,3}))"
+            # Windows' crash statuses are ten digits (3221226505: 0xC0000409).
+            r"(?:signal (?P<signame>SIG[A-Z]{2,6})|exit code (?P<code>\d{1,10})\b)"
         ),
     ),
     "claim_srun": (

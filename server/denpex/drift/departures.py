@@ -91,15 +91,18 @@ def localisation(
             ]
             base = sorted(early)[len(early) // 2] if early else 0.0
             bar = min(max(LIFT_MIN, SELF_FACTOR * base), MAX_SHARE_BAR * n)
-            if _concentrated_from_start(track, shares, n, bar):
-                # On a short axis the cap lets a channel meet the bar before anything departs
-                # (RegNet's squeeze-excitation conv, 8 input columns, one at 0.7 from step 12
-                # in every healthy rerun and in the noise run): that concentration is the
-                # model's, and the lever has no room left to see a rise.
+            ntrack = noise.get(name) if noise is not None else None
+            if _concentrated_from_start(track, shares, n, bar) and (
+                ntrack is None or _noise_holds_it_too(track, ntrack, axis)
+            ):
+                # The cap met a concentration the tensor held from the first checkpoints: the
+                # lever has no room left to see a rise. Whose it is, only a noise run says: on
+                # RegNet's squeeze-excitation conv (8 input columns) one column held 0.7 from
+                # step 12 in every healthy rerun and in the noise run alike; a fault older than
+                # the comparison is in the run only, and is kept when a noise run shows that.
                 if noise is None:
                     out.append(_held(name, steps, track, axis))
                 continue
-            ntrack = noise.get(name) if noise is not None else None
             flags = [
                 _localised(t)
                 and shares[i] >= DOMINANT
@@ -150,6 +153,20 @@ def _held(name: str, steps: list[int], track: list[TensorDiff | None], axis: str
         excess=[0.0] * len(steps),
         detail={"axis": axis, "index": _index(last, axis), "share": round(_share(last, axis), 4)},
     )
+
+
+def _noise_holds_it_too(
+    track: list[TensorDiff | None], ntrack: list[TensorDiff | None], axis: str
+) -> bool:
+    """The noise run's difference sits on the run's top channel at most of the first
+    CALIBRATION checkpoints where both differ: the concentration is the model's."""
+    pairs = [
+        (t, nt)
+        for t, nt in zip(track[:CALIBRATION], ntrack[:CALIBRATION], strict=False)
+        if t is not None and nt is not None and t.diff_sq > 0 and nt.diff_sq > 0
+    ]
+    same = sum(_index(t, axis) == _index(nt, axis) for t, nt in pairs)
+    return bool(pairs) and 2 * same > len(pairs)
 
 
 def _concentrated_from_start(
