@@ -87,14 +87,18 @@ def spread_notes(series: Sequence[StepDiff]) -> list[str]:
 
 def held_notes(held: list[Departure]) -> list[str]:
     """Channels that held their tensor's difference from the first checkpoint compared, with no
-    noise reference: not flagged, since healthy reruns do it (an LSTM LM's head row in eight
+    noise reference: not flagged, since healthy reruns do it (an LSTM LM's residual channel in eight
     of nine, RegNet's squeeze-excitation conv in all six), but a fault older than the
     comparison looks the same."""
-    if not held:
+    # One tensor can be held by both localised levers: name each channel once.
+    channels = list(
+        dict.fromkeys(f"{lv.tensor} ({lv.detail['axis']} {lv.detail['index']})" for lv in held)
+    )
+    if not channels:
         return []
-    names = ", ".join(
-        f"{lv.tensor} ({lv.detail['axis']} {lv.detail['index']})" for lv in held[:3]
-    ) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    names = ", ".join(channels[:3]) + (
+        f" and {len(channels) - 3} more" if len(channels) > 3 else ""
+    )
     return [
         f"{names} held most of the difference from the first checkpoint compared on. Healthy "
         "reruns do this in a channel the model makes sensitive, and so would a fault older "
