@@ -538,6 +538,53 @@ def _poolformer() -> nn.Module:
     return PoolFormerForImageClassification(cfg)
 
 
+def _bigcode() -> nn.Module:
+    from transformers import GPTBigCodeConfig, GPTBigCodeForCausalLM
+
+    _hf_quiet()
+    # GPT-BigCode (StarCoder's block): multi-query attention, one fused c_attn Linear giving
+    # all the queries and a single key and value head, learned absolute positions, GPT-2's
+    # pre-norm layout with biases everywhere, tied embeddings.
+    cfg = GPTBigCodeConfig(
+        n_embd=64, n_layer=2, n_head=4, n_inner=128, vocab_size=VOCAB, n_positions=SEQ,
+        multi_query=True, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0,
+        eos_token_id=0,
+    )  # fmt: skip
+    return GPTBigCodeForCausalLM(cfg)
+
+
+def _convbert() -> nn.Module:
+    from transformers import ConvBertConfig, ConvBertForMaskedLM
+
+    _hf_quiet()
+    # ConvBERT: half of each layer's heads are self-attention, the other half span-based
+    # dynamic convolutions (a separable conv1d over the keys predicts a 5-wide kernel per
+    # token, applied to the unfolded values); post-norm, an MLM head tied to the embeddings.
+    cfg = ConvBertConfig(
+        embedding_size=64, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, head_ratio=2, conv_kernel_size=5, num_groups=1,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return ConvBertForMaskedLM(cfg)
+
+
+def _pegasus() -> nn.Module:
+    from transformers import PegasusConfig, PegasusForConditionalGeneration
+
+    _hf_quiet()
+    # Pegasus: encoder-decoder with fixed sinusoidal positions (frozen, not trained), pre-norm
+    # layers (BART's are post-norm) closed by a final LayerNorm per stack, embeddings scaled
+    # by sqrt(d_model) and shared by encoder, decoder and head.
+    cfg = PegasusConfig(
+        d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        decoder_start_token_id=0, pad_token_id=2, eos_token_id=1, forced_eos_token_id=None,
+    )  # fmt: skip
+    return PegasusForConditionalGeneration(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -593,6 +640,72 @@ class _LstmLm(nn.Module):
         for block in self.blocks:
             x = block(x)
         return _LmOutput(self.head(self.norm(x)))
+
+
+class _GatedConvBlock(nn.Module):
+    """A gated convolutional LM block (Dauphin et al. 2017): a causal dilated conv1d whose
+    output is gated by its own second half (GLU) mixes the tokens, then an MLP; pre-norm."""
+
+    def __init__(self, width: int, dilation: int) -> None:
+        super().__init__()
+        self.ln1, self.pad = nn.LayerNorm(width), 2 * dilation
+        self.conv = nn.Conv1d(width, 2 * width, 3, dilation=dilation)
+        self.ln2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(
+            nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = nn.functional.pad(self.ln1(x).transpose(1, 2), (self.pad, 0))  # causal: left only
+        x = x + nn.functional.glu(self.conv(h), dim=1).transpose(1, 2)
+        return x + self.mlp(self.ln2(x))
+
+
+class _GatedConvLm(nn.Module):
+    """A convolutional language model: no attention and no recurrence, tokens mixed only by
+    causal convolutions whose dilation doubles per layer (no positions: the kernels order them)."""
+
+    def __init__(self, width: int = 64, layers: int = 2) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, width)
+        self.blocks = nn.ModuleList(_GatedConvBlock(width, 2**i) for i in range(layers))
+        self.norm, self.head = nn.LayerNorm(width), nn.Linear(width, VOCAB, bias=False)
+
+    def forward(self, input_ids: torch.Tensor) -> _LmOutput:
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x)
+        return _LmOutput(self.head(self.norm(x)))
+
+
+class _DenseLayer(nn.Module):
+    """DenseNet-BC's layer: BN-ReLU-1x1 conv (bottleneck), BN-ReLU-3x3 conv, and its `growth`
+    new channels concatenated to everything before them (features reused, not summed)."""
+
+    def __init__(self, cin: int, growth: int) -> None:
+        super().__init__()
+        self.norm1, self.conv1 = nn.BatchNorm2d(cin), nn.Conv2d(cin, 2 * growth, 1, bias=False)
+        self.norm2 = nn.BatchNorm2d(2 * growth)
+        self.conv2 = nn.Conv2d(2 * growth, growth, 3, padding=1, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.conv1(torch.relu(self.norm1(x)))
+        return torch.cat([x, self.conv2(torch.relu(self.norm2(h)))], 1)
+
+
+def _densenet() -> nn.Module:
+    def stage(cin: int) -> nn.Sequential:
+        return nn.Sequential(_DenseLayer(cin, 8), _DenseLayer(cin + 8, 8))
+
+    # Two dense stages of two layers, a transition (BN-ReLU-1x1 conv halving the channels,
+    # average pool) between them, a final BN-ReLU, global average pooling.
+    return nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1, bias=False), stage(16),
+        nn.Sequential(nn.BatchNorm2d(32), nn.ReLU(), nn.Conv2d(32, 16, 1, bias=False),
+                      nn.AvgPool2d(2)),
+        stage(16), nn.BatchNorm2d(32), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+        nn.Linear(32, CLASSES),
+    )  # fmt: skip
 
 
 def _cnn() -> nn.Module:
@@ -903,5 +1016,29 @@ ARCHS: dict[str, Arch] = {
               "conv-late": "poolformer.encoder.block.1.0.output.conv1",
               "stem": "poolformer.encoder.patch_embeddings.0.projection",
               "norm": "poolformer.encoder.block.0.1.after_norm"}),
+        # Rotation 9's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (GPT-BigCode: its fused
+        # c_attn, as GPT-2's; ConvBERT: the query; Pegasus: the encoder's q_proj, as BART's;
+        # the gated conv LM, which has no attention: layer 0's causal conv1d, the token
+        # mixer's input projection, as the LSTM's input-to-gates projection), layer 1's first
+        # MLP projection (Pegasus: the encoder's fc1), the token embedding the model calls
+        # (Pegasus: the encoder's embed_tokens, as BART's), layer 1's pre-MLP norm
+        # (GPT-BigCode and Pegasus, pre-norm: ln_2 and final_layer_norm; ConvBERT, post-norm:
+        # the norm between attention and MLP); for DenseNet the stem's convolution, the
+        # second block's (layer's) first convolution, the first convolution of the first
+        # block of the next stage, and the BatchNorm of the `conv` convolution's output.
+        Arch("bigcode", _bigcode, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "attn.c_attn", "mlp.c_fc", "transformer.wte", "ln_2")),
+        Arch("convbert", _convbert, _tokens, _masked_loss,
+             _lm_sites("convbert.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "convbert.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("pegasus", _pegasus, _tokens, _seq2seq_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.embed_tokens", "final_layer_norm")),
+        Arch("gcnn", _GatedConvLm, _tokens, _causal_loss,
+             _lm_sites("blocks", "conv", "mlp.0", "embed", "ln2")),
+        Arch("densenet", _densenet, _images, _class_loss,
+             {"conv": "1.1.conv1", "conv-late": "3.0.conv1", "stem": "0", "norm": "1.1.norm2"},
+             batchnorm=True),
     )
 }  # fmt: skip
