@@ -1,15 +1,15 @@
-"""A held-out architecture end to end through the CLI (issue 9): a small FNet (token mixing by
-a Fourier transform, no attention weights), trained on the CPU by bench/trainings exactly as in
-the corpus (rotation 8 holds `fnet` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation8/), judged by `denpex drift --json` as a real subprocess.
-These are the verdicts its one measurement gave (heldout-fnet.txt, checked after it): a healthy
+"""A held-out architecture end to end through the CLI (issue 9): a small gated convolutional
+language model (torch.nn; tokens mixed only by causal dilated conv1d layers gated by a GLU, no
+attention and no recurrence), trained on the CPU by bench/trainings exactly as in the corpus
+(rotation 9 holds `gcnn` out of threshold tuning; its runs are measured in
+docs/measurements/drift-rotation9/), judged by `denpex drift --json` as a real subprocess.
+These are the verdicts its one measurement gave (heldout-gcnn.txt, checked after it): a healthy
 rerun that differs from the reference in how the gradient is accumulated is not flagged, with
-or without a noise reference; without one, the report names the row that held most of its
-difference from the first checkpoint (row 0 of the embeddings' projection, the Linear the first
-Fourier mixing reads) and asks for --noise-ref. A permanent 1e-3 compute fault and a bit flip
-are flagged from the first checkpoint after their onset. The fault's run uses two intra-op
-threads; on FNet its healthy two-thread rerun is not flagged either way. (Rotation 7 trained
-its held-out LSTM here, rotation 6 Phi; both are tuning now.)"""
+or without a noise reference, and names no held row. A permanent 1e-2 compute fault and a bit
+flip are flagged from the first checkpoint after their onset. (Its 1e-3 faults are not used
+here: under bf16 autocast the MLP site's 1e-3 fault changes no bit, and those at the other
+sites run with two threads, whose round-off buries them on this model. Rotation 8 trained its
+held-out FNet here, rotation 7 the LSTM, rotation 6 Phi; all are tuning now.)"""
 
 from __future__ import annotations
 
@@ -28,16 +28,16 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "fnet"
+ARCH = "gcnn"
 MLP = ARCHS[ARCH].sites["mlp"]
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch fnet --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch gcnn --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
     "healthy": "t1a4o0",
-    "compute": f"compute:{MLP}:eps=0.001@{ONSET} nd=t2a2o0",
+    "compute": f"compute:{MLP}:eps=0.01@{ONSET} nd=t1a2o0",
     "flip": f"flip:{ATTENTION}.weight:bit=26@{ONSET} nd=t1a2o0",
 }
 
@@ -74,12 +74,8 @@ def test_a_healthy_rerun_of_a_held_out_model_is_not_flagged(
     # It says how far round-off alone carried the run: what a fault must exceed to show.
     floor = [n for n in report["notes"] if "is buried in this run's round-off" in n]
     assert len(floor) == 1 and re.search(r"median tensor stands \d\.\de-\d\d of its norm", floor[0])
-    # Without --noise-ref, row 0 of the embeddings' projection holds 90% of its difference from
-    # step 12 on: not flagged, but named, and --noise-ref asked for.
-    held = [n for n in report["notes"] if "from the first checkpoint compared" in n]
-    assert len(held) == (0 if noise else 1), report["notes"]
-    if not noise:
-        assert f"{ATTENTION}.weight (row 0)" in held[0] and "--noise-ref" in held[0]
+    # No channel held its tensor's difference from the first checkpoint: no row is named.
+    assert not [n for n in report["notes"] if "from the first checkpoint compared" in n]
 
 
 @pytest.mark.slow
