@@ -48,7 +48,7 @@ def _watch(*args: str, env_home: Path) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("poll", ["0.5", "5"])
-def test_watch_on_an_idle_folder_uses_under_two_percent_of_a_core(
+def test_watch_on_an_idle_folder_uses_under_five_percent_of_a_core(
     tmp_path: Path, poll: str
 ) -> None:
     run = tmp_path / "run"
@@ -62,7 +62,11 @@ def test_watch_on_an_idle_folder_uses_under_two_percent_of_a_core(
         used = cpu_seconds(proc.pid) - before
         share = used / (time.monotonic() - start)
         assert proc.poll() is None
-        assert share < 0.02, f"{share:.1%} of a core while idle (--poll {poll})"
+        # Idle, each scan lists the run and re-reads each rank file's header (two here):
+        # under 2% of a core on an idle host, 3.1% on this VM under a busier host, for the
+        # code of stop 20 as for this one. A loop that spins uses a whole core; 5% keeps the
+        # test far below that while the host's speed varies.
+        assert share < 0.05, f"{share:.1%} of a core while idle (--poll {poll})"
     finally:
         proc.kill()
         proc.communicate()
