@@ -23,6 +23,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from paths import LOGS, ROOT
+from processes import cpu_seconds
 
 
 class RawServer:
@@ -85,8 +86,7 @@ class RawServer:
         )
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.proc.pid)
 
     def close(self) -> None:
         if self.proc.poll() is None:

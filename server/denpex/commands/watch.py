@@ -2,9 +2,10 @@
 
 A watchdog observer wakes the loop on changes under the watched folders (``fswatch``: never
 on the watcher's own reads, nor on writes to its cache); a poll timer covers file systems
-that send no events. Between two scans the loop sleeps at least ``FLOOR_S`` (or half a
-poll when shorter), so a burst of writes costs one scan and an idle folder a scan per half
-poll. Each run is a ``DriftSession`` (``drift/session.py``): it decides when a checkpoint is
+that send no events: it fires once a poll while nothing waits, and as soon as a checkpoint
+seen still changing may have settled. Between two scans the loop sleeps at least ``FLOOR_S``
+(or half a poll when shorter), so a burst of writes costs one scan and an idle folder a scan
+per poll. Each run is a ``DriftSession`` (``drift/session.py``): it decides when a checkpoint is
 complete (its files unchanged for one poll interval) and compares it once, through the step
 cache (default ``$XDG_CACHE_HOME/denpex``, else ``~/.cache/denpex``), so a restart prints the
 known steps again without recomputing them. This module only prints what the sessions find.
@@ -113,8 +114,10 @@ def watch(
             wake.clear()  # changes from here on are seen by this scan or wake the next
             for session in sessions:
                 printer.show(session.run, session.update())
+            waiting = stability.due()
+            timer = poll if waiting is None else min(poll, max(waiting, floor))
             pause.wait(left(floor))  # the floor: no event brings the next scan sooner
-            wake.wait(left(poll / 2 - floor))
+            wake.wait(left(timer - floor))
     finally:
         observer.stop()
         observer.join(timeout=5)

@@ -14,6 +14,7 @@ the drift reader and the language server can use it.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import json
 import os
 import re
@@ -239,7 +240,12 @@ def fingerprint_files(path: str | os.PathLike[str]) -> list[Path]:
     p = Path(path)
     if p.is_file():
         return [p] if p.match(FILE_GLOB) else []
-    return sorted(p.glob(FILE_GLOB)) if p.is_dir() else []
+    if not p.is_dir():
+        return []
+    # A scandir, not Path.glob: `denpex watch` lists every watched folder each scan.
+    with os.scandir(p) as entries:
+        names = [e.name for e in entries if fnmatch.fnmatchcase(e.name, FILE_GLOB)]
+    return [p / name for name in sorted(names)]
 
 
 def is_fingerprint_dir(path: str | os.PathLike[str]) -> bool:
