@@ -368,13 +368,11 @@ class LogScanner:
 def _most_specific(
     matched: list[tuple[Signal, dict[str, str]]],
 ) -> list[tuple[Signal, dict[str, str]]]:
-    """A line that several entries match counts for the most specific ones only: a CUDA OOM
-    line is not also a generic "a rank raised an exception" line."""
-    best: dict[str, float] = {}
-    for sig, _ in matched:
-        best[sig.entry_id] = max(best.get(sig.entry_id, 0.0), sig.weight)
-    top = max(best.values())
-    return [(s, g) for s, g in matched if best[s.entry_id] >= top - 1e-9]
+    """A line that several signals match counts for the most specific ones only: a CUDA OOM
+    line is not also a generic "a rank raised an exception" line, and a launcher's summary
+    raised as an exception (Horovod's driver) is the summary, not a rank's exception."""
+    top = max(sig.weight for sig, _ in matched)
+    return [(s, g) for s, g in matched if s.weight >= top - 1e-9]
 
 
 def _encode(lines: list[str]) -> bytes:
