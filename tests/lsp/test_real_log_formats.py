@@ -163,6 +163,14 @@ CASES = [
     Case("g114", "nccl-timeout"),  # gloo's recv timeout, wrapped by the terminal
     Case("g145", "collective-mismatch"),  # TensorFlow: Collective Op has group_size 8 ... size 4
     Case("a081", None),  # healthy: c10d IPv6 socket warnings
+    Case("j155", "rank-exception", 7, "high"),  # "(worker_7) : wandb: ERROR Error communicating"
+    Case("j210", "process-killed-signal"),  # Horovod's driver RuntimeError, then Exit code: 137
+    Case("m012", "process-killed-signal"),  # MXNet's handler: "Segmentation fault: 11"
+    Case("m013", "cuda-environment-mismatch"),  # Chainer: NCCL is not enabled
+    Case("m019", "rank-exception"),  # mp.spawn: -- Process 3 terminated with the following error
+    Case("m021", "rendezvous-failure"),  # THD: more than one node have assigned same rank
+    Case("m023", "process-killed-signal"),  # glog: *** SIGTERM (@0x0) received by PID
+    Case("m026", "cublas-cudnn-error"),  # THC: cublas runtime error : the GPU program failed
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
 ]
 

@@ -22,6 +22,8 @@ _PREFIXES = (
     re.compile(r"\[(?P<rank>\d{1,6})\]<(?:stdout|stderr)>:\s?"),
     # srun -l / --label: "3: "
     re.compile(r"\s{0,4}(?P<rank>\d{1,6}): "),
+    # ServiceNow's training toolkit, behind a time: "(worker_7) : "
+    re.compile(r"\((?P<kind>worker)_(?P<rank>\d{1,6})\) : "),
     # a host and rank in one bracket: "[node-a:3]:"
     re.compile(r"\[[A-Za-z0-9][\w.-]{0,252}:(?P<rank>\d{1,6})\]:\s?"),
     # Prefixes that name no rank but hide the one behind them. pdsh (DeepSpeed multi-node)
@@ -47,7 +49,7 @@ _PREFIXES = (
     re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<)"),
     re.compile(
         r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? {1,4}"
-        r"(?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<|\[pod/)"
+        r"(?=\[(?:rank|default|trainer|worker)\d|\[\d+,\d+\]<|\[pod/|\(worker_\d)"
     ),
 )
 # Launchers nest two or three prefixes; a line of thousands of them is not a rank's line, and

@@ -370,9 +370,16 @@ def _most_specific(
 ) -> list[tuple[Signal, dict[str, str]]]:
     """A line that several signals match counts for the most specific ones only: a CUDA OOM
     line is not also a generic "a rank raised an exception" line, and a launcher's summary
-    raised as an exception (Horovod's driver) is the summary, not a rank's exception."""
+    raised as an exception (Horovod's driver) is the summary, not a rank's exception. A lighter
+    signal of the same entry still says which rank the line is about (DeepSpeed's "OVERFLOW!
+    Rank 0 Skipping step ... reducing to 1")."""
     top = max(sig.weight for sig, _ in matched)
-    return [(s, g) for s, g in matched if s.weight >= top - 1e-9]
+    kept = [(s, g) for s, g in matched if s.weight >= top - 1e-9]
+    entries = {s.entry_id for s, _ in kept}
+    rank = next((g["rank"] for s, g in matched if s.entry_id in entries and g.get("rank")), None)
+    if rank is not None and not any(g.get("rank") for _, g in kept):
+        kept = [(s, {**g, "rank": rank}) for s, g in kept]
+    return kept
 
 
 def _encode(lines: list[str]) -> bytes:
