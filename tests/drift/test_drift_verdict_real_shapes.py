@@ -264,3 +264,17 @@ def test_a_channel_arriving_in_a_diverging_run_is_a_fault_without_a_noise_run() 
     verdict = judged(extra)
     assert verdict.verdict == "gradual_drift", verdict.notes
     assert verdict.onset_step == 60
+
+
+def test_a_channel_taking_over_late_from_another_is_the_models_own_with_a_noise_run() -> None:
+    # ConvBERT reruns (rotation 9, looked at after its measurement): column 24 of a 1x1 conv
+    # took 0.6-0.7 of its tensor gradually from step 72, after columns 33 and 53 had led it,
+    # while the noise run's concentration sat elsewhere. A fault arrives, or grows in place
+    # from the first checkpoint compared; this channel did neither.
+    index = [12, 33, 53, 53, 53, 24, 24, 24, 24, 24]
+    share = [0.05, 0.05, 0.08, 0.46, 0.34, 0.44, 0.62, 0.69, 0.71, 0.71]
+    run = [[matrix("conv.pointwise.weight", grow(i) * (1 + i), row=(index[i], share[i]))]
+           for i in range(len(STEPS))]  # fmt: skip
+    rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
+    verdict = _with_noise(run, _channel(28, rise, scale=0.5))
+    assert not verdict.flagged, verdict.notes

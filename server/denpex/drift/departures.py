@@ -116,11 +116,10 @@ def localisation(
             # gate_proj at step 12 and 0.41-0.47 at step 120, by 3/4 of its lift or less).
             if start is None or _diluted([n * sh for sh in shares], start) or shares[-1] < DOMINANT:
                 continue
-            # With a noise run too: ConvBERT's healthy reruns let one input column of a 1x1
-            # conv take 0.6 of its tensor gradually, in the rerun more than in the noise run.
-            if not _arrived(track, shares, start):
-                if start == 0 and noise is None:
-                    out.append(_held(name, steps, track, axis))
+            if start == 0 and noise is None:
+                out.append(_held(name, steps, track, axis))
+                continue
+            if _crept_in(track, shares, axis, start, noise is not None):
                 continue
             top = track[start]
             assert top is not None  # flagged steps are localised, hence present
@@ -182,24 +181,47 @@ def _concentrated_from_start(
 
 
 def _arrived(track: list[TensorDiff | None], shares: list[float], start: int) -> bool:
-    """Without a noise run: did the channel's amplitude jump when it took over its tensor? A
-    fault arrives: 22x and more over the two checkpoints up to its onset on every faulty run
-    this lever found (two: a fault that began just before a checkpoint is split over two
-    intervals), while a channel the model makes sensitive takes over gradually (ConvNeXt's
-    row 28 in every healthy rerun: at most 8.9x over two). A run equal to its reference
-    before arrives. A channel that already held its tensor at the first checkpoint compared
-    shows no arrival at all: the model's own (an LSTM LM's head row and the residual channel
-    feeding it, in eight healthy reruns of nine), or a fault older than the comparison, which
-    only a noise run can tell apart."""
+    """Did the channel's amplitude jump when it took over its tensor (``start`` > 0)? A fault
+    arrives: 22x and more over the two checkpoints up to its onset on every faulty run this
+    lever found (two: a fault that began just before a checkpoint is split over two
+    intervals), while a channel the model makes sensitive takes over gradually: ConvNeXt's row
+    28 in every healthy rerun (at most 8.9x over two), and ConvBERT's, where one input column
+    of a 1x1 conv took 0.6 of its tensor in reruns more than in the noise run, so that a noise
+    run does not excuse it. A run equal to its reference before arrives. A channel that held
+    its tensor from the first checkpoint compared (``start`` 0) shows no arrival at all: the
+    model's own (an LSTM LM's head row and the residual channel feeding it, in eight healthy
+    reruns of nine), or a fault older than the comparison, which only a noise run can tell
+    apart (the callers report it as held without one)."""
     t = track[start]
     earlier = [k for k in (start - 2, start - 1) if k >= 0 and track[k] is not None]
     if not earlier:
-        return start > 0  # nothing before it was compared: arrived only if it was equal
+        return True  # the tensor was missing before: nothing to rise from
     before = track[earlier[0]]
     assert before is not None
     if t is None or before.diff_sq <= 0:
         return True
     return math.sqrt(t.diff_sq * shares[start] / (before.diff_sq * shares[earlier[0]])) >= ARRIVAL
+
+
+def _crept_in(
+    track: list[TensorDiff | None], shares: list[float], axis: str, start: int, noise: bool
+) -> bool:
+    """The channel took its tensor over gradually after the first checkpoint (it did not
+    arrive) and, with a noise run, not in place from the start either: the model's own."""
+    if start == 0 or _arrived(track, shares, start):
+        return False
+    return not noise or not _in_place_from_start(track, axis, start)
+
+
+def _in_place_from_start(track: list[TensorDiff | None], axis: str, start: int) -> bool:
+    """The channel that took its tensor over gradually was its top channel at every checkpoint
+    compared before: a fault older than the comparison, growing in place, which a noise run
+    can clear or confirm. One that took over from another top channel late in the run
+    (ConvBERT's reruns: columns 33, 53, then 24 from step 72) is round-off finding a
+    sensitive channel, and a noise run that did not happen to find it too does not make it a
+    fault."""
+    index = _index(track[start], axis)
+    return all(_index(t, axis) == index for t in track[:start] if t is not None and t.diff_sq > 0)
 
 
 def _diluted(lifts: Sequence[float], start: int) -> bool:
@@ -282,11 +304,11 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
             continue
         at = pairs[start]
         lead, axis = at[0][0], at[0][1][1]
-        if noise is None and not _arrived(
-            tracks[lead], [_share(t, axis) for t in tracks[lead]], start
-        ):
-            if start == 0:
-                out.append(_held(lead, steps, tracks[lead], axis))
+        if start == 0 and noise is None:
+            out.append(_held(lead, steps, tracks[lead], axis))
+            continue
+        shares = [_share(t, axis) for t in tracks[lead]]
+        if _crept_in(tracks[lead], shares, axis, start, noise is not None):
             continue
         excess = [
             math.sqrt(math.fsum(v[2] ** 2 for _, v in p)) if len(p) == 2 else 0.0 for p in pairs
