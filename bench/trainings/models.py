@@ -17,6 +17,7 @@ VOCAB, SEQ, BATCH = 128, 32, 16
 IMAGE, CLASSES = 16, 10
 WAVE = 320  # audio samples: 31 frames after the feature encoder
 MELS, FRAMES = 16, 32  # log-mel features: 16 bins, 32 frames (16 after Whisper's strided conv)
+SERIES, CONTEXT, HORIZON = 4, 32, 8  # time series: 4 channels, 32 steps seen, 8 forecast
 
 
 @dataclass(frozen=True)
@@ -585,6 +586,88 @@ def _pegasus() -> nn.Module:
     return PegasusForConditionalGeneration(cfg)
 
 
+def _mobilevit() -> nn.Module:
+    from transformers import MobileViTConfig, MobileViTForImageClassification
+
+    _hf_quiet()
+    # MobileViT: MobileNetV2 inverted residuals (BatchNorm, SiLU), and in its later stages a
+    # block that unfolds the map into 2x2 patches, runs a small pre-norm transformer across
+    # the patches (pixels at the same place in each patch attend to each other), folds them
+    # back and fuses the result with its input by a 3x3 convolution.
+    cfg = MobileViTConfig(
+        image_size=IMAGE, num_channels=3, patch_size=2, hidden_sizes=[32, 48, 64],
+        neck_hidden_sizes=[8, 16, 24, 32, 48, 64, 96], num_attention_heads=2, mlp_ratio=2.0,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, classifier_dropout_prob=0.0,
+        num_labels=CLASSES,
+    )  # fmt: skip
+    return MobileViTForImageClassification(cfg)
+
+
+def _nystromformer() -> nn.Module:
+    from transformers import NystromformerConfig, NystromformerForMaskedLM
+
+    _hf_quiet()
+    # Nystromformer: softmax attention approximated through 8 landmarks (segment means of the
+    # queries and keys) and an iterative Moore-Penrose pseudo-inverse of the landmark kernel,
+    # plus a depthwise conv over the values as a skip; BERT's post-norm layout otherwise.
+    cfg = NystromformerConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ + 2, num_landmarks=8,
+        segment_means_seq_len=SEQ, conv_kernel_size=9, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return NystromformerForMaskedLM(cfg)
+
+
+def _perceiver() -> nn.Module:
+    from transformers import PerceiverConfig, PerceiverForMaskedLM
+
+    _hf_quiet()
+    # Perceiver IO: 16 learned latents cross-attend once to the tokens, self-attend among
+    # themselves (the tokens never attend to each other), then one query per output position
+    # cross-attends to the latents to decode; pre-norm everywhere, queries and keys normed
+    # apart, logits from the input embedding transposed.
+    cfg = PerceiverConfig(
+        num_latents=16, d_latents=64, d_model=64, num_blocks=1, num_self_attends_per_block=2,
+        num_self_attention_heads=4, num_cross_attention_heads=1, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return PerceiverForMaskedLM(cfg)
+
+
+def _patchtst() -> nn.Module:
+    from transformers import PatchTSTConfig, PatchTSTForPrediction
+
+    _hf_quiet()
+    # PatchTST: a forecaster. Each series is standardised, cut into patches of 4 steps, each
+    # patch projected to a token; every channel runs through the same post-norm transformer
+    # on its own (channel independence), a linear head maps the flattened tokens to the
+    # forecast, which is de-standardised.
+    cfg = PatchTSTConfig(
+        num_input_channels=SERIES, context_length=CONTEXT, prediction_length=HORIZON,
+        patch_length=4, patch_stride=4, d_model=32, num_hidden_layers=2, num_attention_heads=4,
+        ffn_dim=64, norm_type="layernorm", dropout=0.0, attention_dropout=0.0, ff_dropout=0.0,
+        path_dropout=0.0, head_dropout=0.0, positional_dropout=0.0,
+    )  # fmt: skip
+    return PatchTSTForPrediction(cfg)
+
+
+def _dinov2() -> nn.Module:
+    from transformers import Dinov2Config, Dinov2ForImageClassification
+
+    _hf_quiet()
+    # DINOv2's ViT: pre-norm layers whose two branches are each scaled by a learned per-channel
+    # layer scale, a SwiGLU MLP, a class token plus interpolated learned positions, and a
+    # classifier reading the class token next to the mean of the patch tokens.
+    cfg = Dinov2Config(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2,
+        image_size=IMAGE, patch_size=4, num_channels=3, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, layerscale_value=1.0, drop_path_rate=0.0,
+        use_swiglu_ffn=True, num_labels=CLASSES,
+    )  # fmt: skip
+    return Dinov2ForImageClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -760,6 +843,22 @@ def _mels(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield protos[labels] + 0.8 * torch.randn(BATCH * 2, MELS, FRAMES, generator=g), labels
 
 
+def _series(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    # Each channel of each series is a mixture of two tones (drawn from a fixed set, at random
+    # phases and levels) plus noise: its past says how it goes on.
+    t = torch.arange(CONTEXT + HORIZON).float()
+    freqs = 6.28 / torch.tensor([4.0, 6.0, 8.0, 12.0, 16.0])
+    while True:
+        pick = torch.randint(0, len(freqs), (BATCH * 2, SERIES, 2), generator=g)
+        phase = 6.28 * torch.rand(BATCH * 2, SERIES, 2, 1, generator=g)
+        level = torch.randn(BATCH * 2, SERIES, 1, generator=g)
+        waves = torch.sin(freqs[pick][..., None] * t + phase).sum(2) + level
+        waves = waves + 0.1 * torch.randn(waves.shape, generator=g)
+        waves = waves.transpose(1, 2)  # (batch, time, channels)
+        yield waves[:, :CONTEXT].contiguous(), waves[:, CONTEXT:].contiguous()
+
+
 def _causal_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
     assert isinstance(seqs, torch.Tensor)
     logits = model(input_ids=seqs).logits[:, :-1]
@@ -800,6 +899,15 @@ def _class_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     out = model(inputs)
     logits = out if isinstance(out, torch.Tensor) else out.logits
     return nn.functional.cross_entropy(logits.float(), labels, reduction="sum") / total
+
+
+def _forecast_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    assert isinstance(batch, tuple)
+    past, future = batch
+    forecast = model(past_values=past).prediction_outputs
+    return nn.functional.mse_loss(forecast.float(), future, reduction="sum") / (
+        total * HORIZON * SERIES
+    )
 
 
 def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[str, str]:
@@ -1040,5 +1148,38 @@ ARCHS: dict[str, Arch] = {
         Arch("densenet", _densenet, _images, _class_loss,
              {"conv": "1.1.conv1", "conv-late": "3.0.conv1", "stem": "0", "norm": "1.1.norm2"},
              batchnorm=True),
+        # Rotation 10's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection;
+        # Perceiver, whose layer 0 is the latents' cross-attention to the tokens: that
+        # attention's query), layer 1's first MLP projection (Perceiver: its first latent
+        # self-attention layer's dense1; DINOv2, SwiGLU: up_proj, as Gemma's), the token
+        # (patch) embedding the model calls (DINOv2: the patch convolution, as ViT's; PatchTST,
+        # which reads time series: the Linear that turns each patch into a token), layer 1's
+        # pre-MLP norm (Perceiver and DINOv2, pre-norm: the norm in front of the MLP;
+        # Nystromformer and PatchTST, post-norm: the norm between attention and MLP); for
+        # MobileViT the stem's convolution, the second block's first convolution (the 1x1
+        # expansion of the first block after the stem's), the first convolution of the first
+        # block of the next stage (its downsampling block's expansion), and the `conv`
+        # convolution's BatchNorm.
+        Arch("mobilevit", _mobilevit, _images, _class_loss,
+             {"conv": "mobilevit.encoder.layer.1.layer.0.expand_1x1.convolution",
+              "conv-late": "mobilevit.encoder.layer.2.downsampling_layer.expand_1x1.convolution",
+              "stem": "mobilevit.conv_stem.convolution",
+              "norm": "mobilevit.encoder.layer.1.layer.0.expand_1x1.normalization"},
+             batchnorm=True),
+        Arch("nystromformer", _nystromformer, _tokens, _masked_loss,
+             _lm_sites("nystromformer.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "nystromformer.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("perceiver", _perceiver, _tokens, _masked_loss,
+             {"attention": "perceiver.encoder.cross_attention.attention.self.query",
+              "mlp": "perceiver.encoder.self_attends.0.mlp.dense1",
+              "embedding": "perceiver.input_preprocessor.embeddings",
+              "norm": "perceiver.encoder.self_attends.0.layernorm"}),
+        Arch("patchtst", _patchtst, _series, _forecast_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "ff.0",
+                       "model.encoder.embedder.input_embedding", "norm_sublayer1")),
+        Arch("dinov2", _dinov2, _images, _class_loss,
+             _lm_sites("dinov2.encoder.layer", "attention.q_proj", "mlp.up_proj",
+                       "dinov2.embeddings.patch_embeddings.projection", "norm2")),
     )
 }  # fmt: skip

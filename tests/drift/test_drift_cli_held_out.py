@@ -1,15 +1,13 @@
-"""A held-out architecture end to end through the CLI (issue 9): a small gated convolutional
-language model (torch.nn; tokens mixed only by causal dilated conv1d layers gated by a GLU, no
-attention and no recurrence), trained on the CPU by bench/trainings exactly as in the corpus
-(rotation 9 holds `gcnn` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation9/), judged by `denpex drift --json` as a real subprocess.
-These are the verdicts its one measurement gave (heldout-gcnn.txt, checked after it): a healthy
-rerun that differs from the reference in how the gradient is accumulated is not flagged, with
-or without a noise reference, and names no held row. A permanent 1e-2 compute fault and a bit
-flip are flagged from the first checkpoint after their onset. (Its 1e-3 faults are not used
-here: under bf16 autocast the MLP site's 1e-3 fault changes no bit, and those at the other
-sites run with two threads, whose round-off buries them on this model. Rotation 8 trained its
-held-out FNet here, rotation 7 the LSTM, rotation 6 Phi; all are tuning now.)"""
+"""A held-out architecture end to end through the CLI (issue 9): PatchTST, a time-series
+forecaster (transformers; each channel's series standardised, cut into patches of 4 steps that
+become tokens of a post-norm transformer, a linear head writing the forecast), trained on the
+CPU by bench/trainings exactly as in the corpus (rotation 10 holds `patchtst` out of threshold
+tuning; its runs are measured in docs/measurements/drift-rotation10/), judged by
+`denpex drift --json` as a real subprocess. What it checks: a healthy rerun that differs from
+the reference in how the gradient is accumulated is not flagged, with or without a noise
+reference, and names no held row; a permanent 1e-2 compute fault and a bit flip are flagged
+from the first checkpoint after their onset. (Rotation 9 trained its held-out gated conv LM
+here, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now.)"""
 
 from __future__ import annotations
 
@@ -28,11 +26,11 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "gcnn"
+ARCH = "patchtst"
 MLP = ARCHS[ARCH].sites["mlp"]
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch gcnn --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch patchtst --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
