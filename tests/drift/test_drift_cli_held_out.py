@@ -3,15 +3,15 @@ forecaster (transformers; each channel's series standardised, cut into patches o
 become tokens of a post-norm transformer, a linear head writing the forecast), trained on the
 CPU by bench/trainings exactly as in the corpus (rotation 10 holds `patchtst` out of threshold
 tuning; its runs are measured in docs/measurements/drift-rotation10/), judged by
-`denpex drift --json` as a real subprocess. These are the verdicts its one measurement gave
-(heldout-patchtst.txt, checked after it). Without a noise reference, seven of its nine healthy
-reruns are flagged `gradual_drift` on this model; the one split in four micro-batches is not,
-and names no held row; the one split in eight is flagged alone and not with a noise reference.
-With a noise reference none of the nine is flagged. A permanent 1e-2 compute fault on layer
-0's query and a bit flip are flagged from the first checkpoint after their onset (the 1e-2
-fault on layer 1's MLP is called `sudden_jump`, so the query's is used here). Rotation 9
-trained its held-out gated conv LM here, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi;
-all are tuning now."""
+`denpex drift --json` as a real subprocess. Its one measurement (heldout-patchtst.txt, rule
+88d6896) flagged seven of its nine healthy reruns without a noise reference, by the peer-ratio
+lever on layer 0's `k_proj.bias` (a key bias's random walk); that lever was removed after, so
+these two reruns are now judged on a model the thresholds never saw, but no longer one the
+rule was never changed for. With a noise reference none of the nine was flagged. A permanent
+1e-2 compute fault on layer 0's query and a bit flip are flagged from the first checkpoint
+after their onset (the 1e-2 fault on layer 1's MLP is called `sudden_jump`, so the query's is
+used here). Rotation 9 trained its held-out gated conv LM here, rotation 8 FNet, rotation 7 the
+LSTM, rotation 6 Phi; all are tuning now."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ LABELS = {
     "ref": "reference",
     "noise": "noise reference",
     "healthy": "t1a4o0",
-    "flagged alone": "t1a8o0",
+    "flagged alone": "t1a8o0",  # by rule 88d6896, without a noise reference
     "compute": f"compute:{ATTENTION}:eps=0.01@{ONSET} nd=t1a2o0",
     "flip": f"flip:{ATTENTION}.weight:bit=26@{ONSET} nd=t1a2o0",
 }
@@ -81,12 +81,13 @@ def test_a_healthy_rerun_of_a_held_out_model_is_not_flagged(
 
 
 @pytest.mark.slow
-def test_a_healthy_rerun_flagged_alone_is_not_flagged_against_a_noise_run(
-    runs: dict[str, Path],
+@pytest.mark.parametrize("noise", [(), ("noise",)], ids=["alone", "noise-ref"])
+def test_a_key_bias_random_walk_is_not_flagged(
+    runs: dict[str, Path], noise: tuple[str, ...]
 ) -> None:
-    code, report = _drift(runs, "flagged alone")
-    assert code == 1 and report["verdict"] == "gradual_drift", report["notes"]
-    code, report = _drift(runs, "flagged alone", "noise")
+    # The rerun split in eight micro-batches: its layer 0 key bias outgrew the other tensors
+    # 72-fold, which the peer-ratio lever called a departure from step 36.
+    code, report = _drift(runs, "flagged alone", *noise)
     assert code == 0 and not report["flagged"], report["notes"]
     assert report["verdict"] == "within_noise"
 

@@ -12,14 +12,14 @@ checkpoints:
   output column j shows in its weight's row j and in the consumer's column j).
 - noise envelope (``noise`` given): the tensor is ``ENVELOPE`` times further from the
   reference than the healthy second run is at the same step.
-- peer self-calibration (no noise reference): the tensor's distance relative to the
-  median tensor grows ``PEER_FACTOR`` times beyond its ratio over the first checkpoints.
 - bit-exact departure: the run matched the reference bit for bit at the first
   checkpoints and then departs.
 A localised lever must also hold its concentration to the end (``HOLD_LIFT``), and the
 envelope is self-calibrated: random walks spread, wander and differ by chance from the
-start; a fault keeps its place and grows. Whether the departures amount to drift is the
-verdict's call (``verdict``); their words are ``explain``'s.
+start; a fault keeps its place and grows. A tensor whose whole difference grows faster than
+the others' is no lever without a noise run: gradient-null parameters (key biases, position
+embeddings, norm parameters) random-walk that way in healthy reruns. Whether the departures
+amount to drift is the verdict's call (``verdict``); their words are ``explain``'s.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from denpex.drift.thresholds import (
     LIFT_MIN,
     MAX_SHARE_BAR,
     MIN_MISMATCHED,
-    PEER_FACTOR,
     PERSIST,
     SELF_FACTOR,
 )
@@ -394,49 +393,6 @@ def envelope(
     return out
 
 
-def peers(steps: list[int], tracks: Tracks) -> list[Departure]:
-    """Self-calibration without a noise run: healthy tensors diverge together (round-off is
-    coupled through the network), so each tensor's distance relative to the median tensor
-    holds roughly still; one that climbs far above its early ratio is out of its range."""
-    logs: dict[str, list[float | None]] = {
-        n: [math.log(t.l2) if t is not None and t.diff_sq > 0 else None for t in tr]
-        for n, tr in tracks.items()
-    }
-    medians: list[float | None] = []
-    for i in range(len(steps)):
-        col = sorted(x for v in logs.values() if (x := v[i]) is not None)
-        medians.append(col[len(col) // 2] if col else None)
-    out = []
-    for name, values in logs.items():
-        rel = [
-            v - m if v is not None and m is not None else None
-            for v, m in zip(values, medians, strict=True)
-        ]
-        known = [r for r in rel if r is not None]
-        if len(known) < CALIBRATION + 2:
-            continue
-        early = sorted(known[:CALIBRATION])[CALIBRATION // 2]
-        bar = early + math.log(PEER_FACTOR)
-        start = _runs([r is not None and r >= bar for r in rel])
-        if start is None:
-            continue
-        track = tracks[name]
-        excess = [
-            max(0.0, t.l2 - math.exp(early + m)) if t is not None and m is not None else 0.0
-            for t, m in zip(track, medians, strict=True)
-        ]
-        out.append(
-            Departure(
-                tensor=name,
-                lever="peer_ratio",
-                onset=steps[start],
-                excess=excess,
-                detail={"growth_over_early_ratio": round(math.exp(max(known) - early), 2)},
-            )
-        )
-    return out
-
-
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
     """Every tensor that left its noise floor, by every lever that applies (and, without a
     noise run, the channels held from the start: lever HELD)."""
@@ -445,8 +401,6 @@ def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> li
     found += corroborated(steps, tracks, noise)
     if noise is not None:
         found += envelope(steps, tracks, noise)
-    else:
-        found += peers(steps, tracks)
     departure = bit_exact.departure(series, tracks)
     if departure is not None:
         found.append(departure)

@@ -156,9 +156,7 @@ def describe(lv: Departure) -> str:
                 + (f" (the same index in {', '.join(c['also'])})" if c["also"] else "")
             )
         return text
-    if lv.lever == "noise_envelope":
-        return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"
-    return f"its distance relative to the other tensors grew {d['growth_over_early_ratio']:.1f}x"
+    return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"  # noise_envelope
 
 
 def step_evidence(series: Sequence[StepDiff], step: int, text: str, role: Role) -> Evidence:

@@ -373,7 +373,7 @@ class FingerprintSource:
             series.transient |= noise.transient
         elif series.steps[0].differs:
             # A run bit-identical to its reference at first shows its own departure; one that
-            # differs from the start has only the peer ratio and channel shares to go on.
+            # differs from the start has only its channel shares to go on.
             series.warnings.append(
                 "the run differs from the reference from the first fingerprinted step: give "
                 "--noise-ref (a healthy rerun's fingerprints) to judge small faults"

@@ -22,7 +22,6 @@ MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, spars
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
 CORROBORATED = 5.0  # same index in two tensors, both >= 5x uniform; healthy pairs stay < 3.2
 ENVELOPE = 4.0  # healthy reruns stayed within 2.4x of the noise run, per tensor and step
-PEER_FACTOR = 32.0  # healthy: up to 20x (ConvNeXt layer scale), 14.5x (OPT ReLU fc1 bias)
 HOLD_LIFT = 0.75  # a localised lever's last lift keeps >= 3/4 of its lift at onset (no dilution):
 # faulty tuning runs held their channel (a fed fault holds or grows); healthy lumpy channels
 # fade (Qwen2-MoE's shared expert: 0.9 -> 0.5 of the tensor; at 0.9 a GPT-2 fault is lost)

@@ -26,7 +26,7 @@ class Departure:
     """One tensor that left its noise floor: from which step, why, and how far."""
 
     tensor: str
-    # localisation | corroborated_localisation | noise_envelope | peer_ratio | bit_exact_departure
+    # localisation | corroborated_localisation | noise_envelope | bit_exact_departure
     # | held_from_start (HELD: reported, not a departure)
     lever: str
     onset: int

@@ -12,7 +12,7 @@ rerun, so the verdict looks at *where* the divergence sits rather than how much 
    sudden_jump: between two checkpoints one element of one tensor moves far outside the
    tensor's healthy range (a bit flip), and the tensor does not keep growing afterwards.
 3. gradual_drift: tensors left their noise floor (``departures``: localisation,
-   corroboration, noise envelope, peer ratio, bit-exact departure, each held at ``PERSIST``
+   corroboration, noise envelope, bit-exact departure, each held at ``PERSIST``
    consecutive checkpoints) and the excess keeps growing (Mann-Kendall on the excess, Sen's
    slope, growth shape).
 4. within_noise: anything else that differs. Not flagged.
@@ -322,7 +322,7 @@ def _refine_onset(steps: list[int], first: list[Departure]) -> int:
     """A lever confirms only after PERSIST checkpoints; a fault that began late in an
     interval often shows already one checkpoint earlier, standing well clear of every
     checkpoint before it. Move the onset back then (by one checkpoint at most)."""
-    # A channel's excess is the fault's own signal; a spread excess (peer ratio, envelope)
+    # A channel's excess is the fault's own signal; a spread excess (the noise envelope)
     # also carries whatever the healthy divergence does at that checkpoint, such as a chaotic
     # bifurcation of training in the interval before the fault.
     first = [lv for lv in first if lv.lever in LOCALISED] or first
