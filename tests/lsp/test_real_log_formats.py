@@ -176,6 +176,21 @@ CASES = [
     Case("m106", "cuda-oom"),  # "CUDA out of memory.  Tried to allocate" (two spaces)
     Case("m112", "checkpoint-save-error"),  # Trainer: File exists: ...tmp-checkpoint-... ->
     Case("a114", None),  # healthy: destroy_process_group() warning at exit
+    Case("n005", "loss-scale-overflow"),  # GPT-NeoX: Skipped 50 iterations ... due to Overflow
+    Case("n006", "process-killed-signal"),  # Ray: ActorDiedError, actor's worker process died
+    Case("n015", "nccl-internal-error"),  # CloudWatch: ncclSocketInit ... neither AF_INET
+    Case(
+        "n038", "checkpoint-save-error"
+    ),  # Trainer: No such file ... tmp-checkpoint-N' -> (wrapped)
+    Case("n039", "checkpoint-save-error"),  # CellBender: Could not save checkpoint
+    Case(
+        "n105", "nccl-internal-error"
+    ),  # nccl-tests: Test NCCL failure common.cu:775 'internal error'
+    Case("n109", "nan-inf-loss"),  # JAX debug_nans in a notebook's error record
+    Case("n115", "too-many-open-files"),  # TensorFlow: PATH; Too many open files
+    Case("n128", "checkpoint-load-error"),  # TensorFlow: Key ... not found in checkpoint
+    Case("n202", "cuda-oom"),  # Chainer: Out of memory allocating N bytes (allocated so far
+    Case("n343", "ddp-unused-parameters"),  # the reducer error's TORCH_DISTRIBUTED_DEBUG hint
 ]
 
 
