@@ -44,8 +44,12 @@ def _channel_dim(module: nn.Module, out: torch.Tensor) -> int:
     # rank (ConvNeXt runs its pointwise layers and LayerNorm on NHWC maps); convolutions,
     # BatchNorm and channels-first norms on NCHW maps put them in dim 1, and so do 1-d
     # convolutions on (batch, channels, time) maps (Whisper's conv stem).
-    if isinstance(module, nn.Linear | nn.Embedding | nn.LayerNorm):
+    if isinstance(module, nn.Linear | nn.Embedding):
         return -1
+    if isinstance(module, nn.LayerNorm):
+        # SqueezeBERT's LayerNorm reads and writes (batch, channels, time) maps (it permutes
+        # them channels-last and back): its channels are where its normalized size is.
+        return -1 if out.shape[-1] == module.normalized_shape[-1] else 1
     if isinstance(module, nn.Conv1d):
         return 1
     if getattr(module, "data_format", None) == "channels_last" or out.dim() != 4:

@@ -668,6 +668,87 @@ def _dinov2() -> nn.Module:
     return Dinov2ForImageClassification(cfg)
 
 
+def _levit() -> nn.Module:
+    from transformers import LevitConfig, LevitForImageClassification
+
+    _hf_quiet()
+    # LeViT: a stem of four 3x3 convolutions (BatchNorm, Hardswish), then attention stages
+    # whose every Linear is followed by a BatchNorm (no LayerNorm anywhere), attention biases
+    # learned per relative offset, an attention block that subsamples the queries between the
+    # stages, and Hardswish MLPs. Stride 1 in the stem: 16x16 images stay 16x16 tokens.
+    cfg = LevitConfig(
+        image_size=IMAGE, num_channels=3, kernel_size=3, stride=1, padding=1, patch_size=1,
+        hidden_sizes=[32, 48, 64], num_attention_heads=[2, 3, 4], depths=[2, 1, 1],
+        key_dim=[8, 8, 8], mlp_ratio=[2, 2, 2], attention_ratio=[2, 2, 2], drop_path_rate=0,
+        num_labels=CLASSES,
+    )  # fmt: skip
+    return LevitForImageClassification(cfg)
+
+
+def _squeezebert() -> nn.Module:
+    from transformers import SqueezeBertConfig, SqueezeBertForMaskedLM
+
+    _hf_quiet()
+    # SqueezeBERT: BERT's post-norm layout on (batch, channels, time) maps, every projection
+    # a 1x1 conv1d, the query, key, value and MLP ones grouped (4 groups: each output channel
+    # reads a quarter of the input channels).
+    cfg = SqueezeBertConfig(
+        vocab_size=VOCAB, hidden_size=64, embedding_size=64, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=128, max_position_embeddings=SEQ,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, q_groups=4, k_groups=4,
+        v_groups=4, post_attention_groups=1, intermediate_groups=4, output_groups=4,
+    )  # fmt: skip
+    return SqueezeBertForMaskedLM(cfg)
+
+
+def _gpt_neo() -> nn.Module:
+    from transformers import GPTNeoConfig, GPTNeoForCausalLM
+
+    _hf_quiet()
+    # GPT-Neo: layers alternating global causal attention and local attention within a
+    # window of 8 tokens, separate q/k/v projections without biases, no scaling of the
+    # attention scores, learned absolute positions.
+    cfg = GPTNeoConfig(
+        vocab_size=VOCAB, max_position_embeddings=SEQ, hidden_size=64, num_layers=2,
+        num_heads=4, intermediate_size=128, attention_types=[[["global", "local"], 1]],
+        window_size=8, embed_dropout=0.0, attention_dropout=0.0, resid_dropout=0.0,
+        bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return GPTNeoForCausalLM(cfg)
+
+
+def _jamba() -> nn.Module:
+    from transformers import JambaConfig, JambaForCausalLM
+
+    _hf_quiet()
+    # Jamba: a hybrid; layer 0 is an attention layer (grouped-query, no positions at all)
+    # with a dense SwiGLU MLP, layer 1 a Mamba mixer with a top-2 mixture of four experts.
+    cfg = JambaConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+        attn_layer_period=2, attn_layer_offset=0, expert_layer_period=2, expert_layer_offset=1,
+        mamba_d_state=8, mamba_d_conv=4, mamba_expand=2, use_mamba_kernels=False,
+        max_position_embeddings=SEQ, tie_word_embeddings=False, pad_token_id=None,
+    )  # fmt: skip
+    return JambaForCausalLM(cfg)
+
+
+def _esm() -> nn.Module:
+    from transformers import EsmConfig, EsmForMaskedLM
+
+    _hf_quiet()
+    # ESM-2: a protein language model; BERT's masked LM with rotary positions on the queries
+    # and keys, pre-norm layers, a final LayerNorm after the stack and no token-type input.
+    cfg = EsmConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, max_position_embeddings=SEQ + 2,
+        position_embedding_type="rotary", hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, token_dropout=False, emb_layer_norm_before=False,
+        mask_token_id=1, pad_token_id=0,
+    )  # fmt: skip
+    return EsmForMaskedLM(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1181,5 +1262,38 @@ ARCHS: dict[str, Arch] = {
         Arch("dinov2", _dinov2, _images, _class_loss,
              _lm_sites("dinov2.encoder.layer", "attention.q_proj", "mlp.up_proj",
                        "dinov2.embeddings.patch_embeddings.projection", "norm2")),
+        # Rotation 11's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection;
+        # SqueezeBERT: its grouped 1x1 conv1d query; LeViT: the Linear of its fused
+        # queries_keys_values, in front of that projection's BatchNorm, as Falcon's fused
+        # projection), layer 1's first MLP projection (LeViT, whose stages alternate attention
+        # and MLP residual layers: stage 0's second MLP's linear_up Linear; SqueezeBERT: its
+        # intermediate conv1d; Jamba, whose layer 1 is a Mamba layer with a mixture of
+        # experts: the fused experts, as Mixtral's), the token (patch) embedding the model
+        # calls (LeViT: the last of its four stem convolutions, the one that makes the tokens,
+        # as SegFormer's patch convolution), layer 1's pre-MLP norm (GPT-Neo: ln_2; Jamba:
+        # pre_ff_layernorm; ESM, pre-norm: the LayerNorm in front of the intermediate dense;
+        # SqueezeBERT, post-norm: the norm between attention and MLP; LeViT, which has no
+        # LayerNorm: the BatchNorm closing layer 1's attention projection, the one between its
+        # attention and MLP, as post-norm nets' norm). LeViT has BatchNorm throughout.
+        Arch("levit", _levit, _images, _class_loss,
+             {"attention": "levit.encoder.stages.0.layers.0.module.queries_keys_values.linear",
+              "mlp": "levit.encoder.stages.0.layers.3.module.linear_up.linear",
+              "embedding": "levit.patch_embeddings.embedding_layer_4.convolution",
+              "norm": "levit.encoder.stages.0.layers.2.module.projection.batch_norm"},
+             batchnorm=True),
+        Arch("squeezebert", _squeezebert, _tokens, _masked_loss,
+             _lm_sites("transformer.encoder.layers", "attention.query", "intermediate.conv1d",
+                       "transformer.embeddings.word_embeddings", "post_attention.layernorm")),
+        Arch("gptneo", _gpt_neo, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "attn.attention.q_proj", "mlp.c_fc", "transformer.wte",
+                       "ln_2")),
+        Arch("jamba", _jamba, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "feed_forward.experts",
+                       "model.embed_tokens", "pre_ff_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("esm", _esm, _tokens, _masked_loss,
+             _lm_sites("esm.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "esm.embeddings.word_embeddings", "LayerNorm")),
     )
 }  # fmt: skip
