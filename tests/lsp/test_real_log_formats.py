@@ -171,7 +171,7 @@ CASES = [
     Case("m021", "rendezvous-failure"),  # THD: more than one node have assigned same rank
     Case("m023", "process-killed-signal"),  # glog: *** SIGTERM (@0x0) received by PID
     Case("m026", "cublas-cudnn-error"),  # THC: cublas runtime error : the GPU program failed
-    Case("j229", "process-killed-signal"),  # failed (exitcode: -9) local_rank:<wrapped>
+    Case("j229", "process-killed-signal", 0, "low"),  # failed (exitcode: -9) local_rank:<wrapped>
     Case("m102", "nccl-internal-error"),  # Ascend: HCCL error in: ...ProcessGroupHCCL.cpp:64
     Case("m106", "cuda-oom"),  # "CUDA out of memory.  Tried to allocate" (two spaces)
     Case("m112", "checkpoint-save-error"),  # Trainer: File exists: ...tmp-checkpoint-... ->

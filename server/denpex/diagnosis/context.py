@@ -45,6 +45,16 @@ _EXTRACTORS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "table_time": (["time      : "], re.compile(r"^\s*time\s*: (?P<t>\S{1,40})\s*$")),
     "root_cause": (["Root Cause"], re.compile(r"Root Cause \(first observed failure\)")),
     "no_other_failures": (["<NO_OTHER_FAILURES>"], re.compile(r"<NO_OTHER_FAILURES>")),
+    # torchelastic's failed line wrapped by a terminal right after "local_rank:", the rank
+    # starting the next line: "...failed (exitcode: -9) local_rank:" / "0 (pid: 18) of binary".
+    "elastic_wrapped_head": (
+        ["local_rank:"],
+        re.compile(r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank:\s{0,8}$"),
+    ),
+    "elastic_wrapped_tail": (
+        [" (pid: "],
+        re.compile(r"^\s{0,8}(?P<rank>\d{1,6}) \(pid: (?P<pid>\d{1,10})\) of binary"),
+    ),
     # "[Rank 3] Timeout at NCCL work: 183, last enqueued NCCL work: 183, last completed..."
     "progress": (
         ["last enqueued"],
@@ -110,6 +120,7 @@ class Topology:
     _table_host: dict[str, tuple[int, str]] = field(default_factory=dict)
     _root_cause_line: dict[str, int] = field(default_factory=dict)
     _table_time: dict[str, tuple[int, str]] = field(default_factory=dict)
+    _wrapped_claim: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     def see_rank(self, rank: int) -> None:
         self.ranks_seen.add(rank)
@@ -162,6 +173,15 @@ class Topology:
         elif name == "no_other_failures":
             table = self.tables.setdefault(source, RootCauseTable({}, source=source))
             table.no_other_failures = True
+        elif name == "elastic_wrapped_head":
+            self._wrapped_claim[source] = (line, to_int(g["code"], signed=True))
+        elif name == "elastic_wrapped_tail":
+            head = self._wrapped_claim.pop(source, None)
+            r = to_int(g["rank"])
+            full = len(self.claims) >= launchers.MAX_CLAIMS
+            if head and line - head[0] == 1 and r is not None and not full:
+                pid = to_int(g["pid"])
+                self.claims.append(Claim("torchelastic", r, True, head[1], pid, source, head[0]))
         elif name == "closing_pid" and len(self.closing_pids) < 4096:
             pid = to_int(g["pid"])
             if pid is not None:
