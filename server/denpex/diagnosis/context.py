@@ -45,16 +45,6 @@ _EXTRACTORS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "table_time": (["time      : "], re.compile(r"^\s*time\s*: (?P<t>\S{1,40})\s*$")),
     "root_cause": (["Root Cause"], re.compile(r"Root Cause \(first observed failure\)")),
     "no_other_failures": (["<NO_OTHER_FAILURES>"], re.compile(r"<NO_OTHER_FAILURES>")),
-    # torchelastic's failed line wrapped by a terminal right after "local_rank:", the rank
-    # starting the next line: "...failed (exitcode: -9) local_rank:" / "0 (pid: 18) of binary".
-    "elastic_wrapped_head": (
-        ["local_rank:"],
-        re.compile(r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank:\s{0,8}$"),
-    ),
-    "elastic_wrapped_tail": (
-        [" (pid: "],
-        re.compile(r"^\s{0,8}(?P<rank>\d{1,6}) \(pid: (?P<pid>\d{1,10})\) of binary"),
-    ),
     # "[Rank 3] Timeout at NCCL work: 183, last enqueued NCCL work: 183, last completed..."
     "progress": (
         ["last enqueued"],

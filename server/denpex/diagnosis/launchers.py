@@ -65,16 +65,26 @@ class Attribution:
     teardown: tuple[int, ...] = ()  # ranks the launcher SIGTERMed after it (collateral)
 
 
+_ELASTIC_FAILED = r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank:"
+
 # Anchor literals and patterns, run only on lines holding an anchor (see context.py).
 PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     "claim_torchelastic": (
         ["local_rank: "],
         re.compile(
-            r"failed \(exitcode: (?P<code>-?\d{1,4})\) local_rank: (?P<rank>\d{1,6})"
+            _ELASTIC_FAILED + r" (?P<rank>\d{1,6})"
             # rich-formatted logging wraps before the pid, the source file on the right; a
             # pasted line may stop right after the rank.
             r"(?: \(pid: (?:(?P<pid>\d{1,10})\)|\s{1,40}[\w.]{1,64}\.py:\d{1,6}\s{0,8}$)|\s{0,8}$)"
         ),
+    ),
+    # The same line wrapped by a terminal right after "local_rank:", the rank starting the next
+    # line ("...failed (exitcode: -9) local_rank:" / "0 (pid: 18) of binary"): the two halves
+    # are joined per source by the topology (context.py).
+    "elastic_wrapped_head": (["local_rank:"], re.compile(_ELASTIC_FAILED + r"\s{0,8}$")),
+    "elastic_wrapped_tail": (
+        [" (pid: "],
+        re.compile(r"^\s{0,8}(?P<rank>\d{1,6}) \(pid: (?P<pid>\d{1,10})\) of binary"),
     ),
     # torchelastic before PyTorch 1.9 (no failure table): "CHILD PROCESS FAILED WITH NO
     # ERROR_FILE" and then "Child process 2814 (local_rank 0) FAILED (exitcode 1)".
