@@ -1,4 +1,4 @@
-"""The comparison kernel: exact float64 figures, localisation, precision, bad pairs."""
+"""The comparison kernel: figures within 1e-6 of float64, localisation, precision, bad pairs."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def test_figures_match_float64_reference_across_blocks_and_threads(
         diff = compare_readers(a, b, 5, Kernel("cpu", threads=threads))
         for t in diff.tensors:
             exp = _expected(run[t.name], ref[t.name])
-            assert t.diff_sq == pytest.approx(exp["diff_sq"], rel=1e-9)
-            assert t.ref_sq == pytest.approx(exp["ref_sq"], rel=1e-12)
+            assert t.diff_sq == pytest.approx(exp["diff_sq"], rel=1e-6)
+            assert t.ref_sq == pytest.approx(exp["ref_sq"], rel=1e-6)
             assert t.max_abs == pytest.approx(exp["max_abs"], rel=1e-6)
             assert t.mismatched == exp["mismatched"]
         assert diff.tensors[-1].mismatched <= 300 * 70 - 70  # row 7 counts nothing
@@ -81,22 +81,13 @@ def test_torch_kernel_gives_the_numpy_numbers(tmp_path: Path) -> None:
     }
     a, b = _pair(tmp_path, run, ref)
     np_diff = compare_readers(a, b, 1, Kernel("cpu"))
-    t_diff = compare_readers(a, b, 1, _TorchOnCpu())
+    # The CUDA code path run on the CPU: the same torch kernel, device "cpu".
+    t_diff = compare_readers(a, b, 1, Kernel("cpu", threads=1, use_torch=True))
     for x, y in zip(np_diff.tensors, t_diff.tensors, strict=True):
-        assert x.diff_sq == pytest.approx(y.diff_sq, rel=1e-9)
-        assert x.ref_sq == pytest.approx(y.ref_sq, rel=1e-9)
+        assert x.diff_sq == pytest.approx(y.diff_sq, rel=1e-6)
+        assert x.ref_sq == pytest.approx(y.ref_sq, rel=1e-6)
         assert (x.mismatched, x.top_row, x.top_col) == (y.mismatched, y.top_row, y.top_col)
         assert x.compared_dtype == y.compared_dtype
-
-
-class _TorchOnCpu(Kernel):
-    """The CUDA code path run on the CPU: same torch kernel, device "cpu"."""
-
-    def __init__(self) -> None:
-        super().__init__("cpu", threads=1)
-
-    def _numpy(self, run, ref, name, target, on_bytes):  # type: ignore[no-untyped-def]
-        return self._torch(run, ref, name, target, on_bytes)
 
 
 @pytest.mark.gpu
@@ -112,7 +103,7 @@ def test_cuda_kernel_gives_the_cpu_numbers(tmp_path: Path) -> None:
     cpu = compare_readers(a, b, 1, Kernel("cpu"))
     gpu = compare_readers(a, b, 1, Kernel("cuda"))
     for x, y in zip(cpu.tensors, gpu.tensors, strict=True):
-        assert x.diff_sq == pytest.approx(y.diff_sq, rel=1e-9)
+        assert x.diff_sq == pytest.approx(y.diff_sq, rel=1e-6)
         assert x.mismatched == y.mismatched
 
 
@@ -186,3 +177,17 @@ def test_memory_stays_bounded_on_a_torch_file(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     # 2 x 96 MB of files; a tensor pair is 8 MB.
     assert int(done.stdout) < 60, (done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e22], ids=["squares-underflow", "squares-overflow"])
+def test_values_float32_cannot_square_are_summed_in_float64(tmp_path: Path, scale: float) -> None:
+    """The float32 sums give way to float64 where squares underflow or overflow float32."""
+    g = torch.Generator().manual_seed(9)
+    ref = {"w": scale * torch.randn(40, 30, generator=g)}
+    run = {"w": ref["w"] * (1 + 1e-3 * torch.randn(40, 30, generator=g))}
+    diff = compare_readers(*_pair(tmp_path, run, ref), 1, Kernel("cpu"))
+    exp = _expected(run["w"], ref["w"])
+    (t,) = diff.tensors
+    assert 0 < t.diff_sq < float("inf") and 0 < t.ref_sq < float("inf")
+    assert t.diff_sq == pytest.approx(exp["diff_sq"], rel=1e-9)
+    assert t.ref_sq == pytest.approx(exp["ref_sq"], rel=1e-9)

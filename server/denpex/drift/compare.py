@@ -1,10 +1,12 @@
-"""Compare two checkpoints tensor by tensor, row block by row block, in float64.
+"""Compare two checkpoints tensor by tensor, row block by row block.
 
 For each tensor pair the kernel produces the squared distance, the reference's squared
 norm, max |Δ|, the count of differing elements and the squared distance per row and per
 column (where the difference sits, see ``TensorDiff``). Element differences are taken at
 the lower of the two precisions (a bf16 export against an fp32 reference differs by
-rounding alone); squares and all sums are float64.
+rounding alone). A block's squares are summed in float32 where that is safe and carried in
+float64 from there (``_F32_SUM_MIN``); float64 inputs, and sums float32 cannot hold, are
+squared and summed in float64.
 
 Two kernels give the same numbers to float tolerance: numpy on the CPU (blocks spread
 over a few threads; numpy releases the GIL in its loops) and torch for ``--device cuda``.
@@ -28,10 +30,21 @@ from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.model import StepDiff, TensorDiff, fold_max
 from denpex.errors import InputError
 
-# Elements per block: large enough that numpy's per-call overhead vanishes, small enough
-# that a block's float64 temporaries stay in the CPU caches.
-BLOCK_ELEMS = 1 << 18
+# Elements per block (2 MB of float32): a block's fixed cost (a dozen numpy calls, the
+# threads' turns at the GIL, its Partial) is paid per block, so larger blocks read faster:
+# on bench_drift's 4.3 GB pair, 2^17 took 1.96 s, 2^18 1.34 s, 2^19 1.10 s and 2^20 1.09 s.
+# Memory is a few such buffers per block thread, whatever the checkpoint's size.
+BLOCK_ELEMS = 1 << 19
 FLOATS = ("float64", "float32", "float16", "bfloat16")
+# Squares are non-negative, so their sums cannot cancel: a float32 pairwise sum stays within
+# about 1e-7 of the float64 one (bench_drift measures it; the naive float32 norm is off by
+# about 1e-4), at a third of the float64 kernel's cost. A float32 sum below this bound (squares
+# that underflow: its absolute error, 2^-132 at most per block, would no longer be negligible),
+# or not finite (an overflow, a NaN or an Inf), is redone in float64.
+_F32_SUM_MIN = 2.0**-100
+# Rows of the reference's squared-norm sum: einsum's product-sum loop is not pairwise, so its
+# float32 runs are kept short and their sums added in float64.
+_NORM_CHUNK = 256
 # Higher rank = more mantissa bits; the pair is compared at the lower one.
 _PRECISION = {"bfloat16": 0, "float16": 1, "float32": 2, "float64": 3}
 INTS = ("int64", "int32", "int16", "int8", "uint8", "bool")
@@ -120,12 +133,42 @@ def _wide(x: np.ndarray) -> np.ndarray:
     return wide
 
 
+def _f32_sum_is_safe(total: float) -> bool:
+    return _F32_SUM_MIN <= total < math.inf  # False for NaN too
+
+
 def _sq_sum(x: np.ndarray) -> float:
-    """sum(x^2) in float64: squares exact (a float32 squared fits float64's 53 bits) and
-    summed by einsum's product-sum loop, one pass and no squares array. The one way every
-    squared norm is summed, so equal blocks give equal figures everywhere."""
-    flat = _wide(x).reshape(-1)
-    return float(np.einsum("i,i->", flat, flat))
+    """sum(x^2): the one way every squared norm is summed, so equal blocks give equal figures
+    everywhere. float32 products over short runs, the runs added in float64; float64 (squares
+    exact, einsum's product-sum loop, no squares array) when that is not safe."""
+    flat = x.reshape(-1)
+    if flat.dtype == np.float32:
+        head = flat.size - flat.size % _NORM_CHUNK
+        runs = flat[:head].reshape(-1, _NORM_CHUNK)
+        total = float(np.einsum("ij,ij->i", runs, runs).sum(dtype=np.float64))
+        tail = flat[head:].astype(np.float64)
+        total += float(np.einsum("i,i->", tail, tail))
+        if _f32_sum_is_safe(total):
+            return total
+    wide = _wide(flat)
+    return float(np.einsum("i,i->", wide, wide))
+
+
+def _sq_rows_cols(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row and per-column sums of d^2, as float64 arrays."""
+    if d.dtype == np.float32:
+        sq = np.multiply(d, d, out=_buffer("sq", d.shape, np.float32))
+        row_sq = sq.sum(axis=1, dtype=np.float32)  # pairwise along a contiguous row
+        if _f32_sum_is_safe(float(row_sq.sum(dtype=np.float64))):
+            # Column sums add row after row, not pairwise: float32 only while the column is
+            # short (the shares they give only localise; the distance is the row sums').
+            col_dtype = np.float32 if d.shape[0] <= 4096 else np.float64
+            return row_sq.astype(np.float64), sq.sum(axis=0, dtype=col_dtype).astype(np.float64)
+    # Straight from the widened difference: two passes over it instead of squaring in place
+    # and summing twice (einsum's loops are numpy's own, not BLAS, whose threads would fight
+    # the block threads).
+    wide = _wide(d)
+    return np.einsum("ij,ij->i", wide, wide), np.einsum("ij,ij->j", wide, wide)
 
 
 def _block_numpy(x: np.ndarray, y: np.ndarray, r0: int) -> Partial:
@@ -144,12 +187,7 @@ def _reduce_block(x: np.ndarray, y: np.ndarray, r0: int) -> Partial:
         max_abs = float(max(d.max(), -d.min()))  # numpy's max/min propagate NaN
         if not np.isfinite(max_abs):  # rare: pay for the count only then
             non_finite = int(np.count_nonzero(~np.isfinite(d)))
-        # Row and column sums of the squares straight from the widened difference: two
-        # passes over it instead of squaring in place and summing twice (einsum's loops
-        # are numpy's own, not BLAS, whose threads would fight the block threads).
-        wide = _wide(d)
-        row_sq = np.einsum("ij,ij->i", wide, wide)
-        col_sq = np.einsum("ij,ij->j", wide, wide)
+        row_sq, col_sq = _sq_rows_cols(d)
     else:  # bitwise-equal block (replicas, a run before its fault): nothing to localise
         max_abs = 0.0
         row_sq, col_sq = np.zeros(x.shape[0]), np.zeros(x.shape[1])
