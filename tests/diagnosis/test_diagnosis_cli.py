@@ -205,7 +205,7 @@ def test_huge_single_line_keeps_memory_bounded(tmp_path):
             "[rank0]:[E1103 04:12:55.118 ProcessGroupNCCL.cpp:1590] [PG 0 Rank 0]  - To our best"
             " knowledge, the lagging/dead/mismatched ranks that caused the desync are: [7]"
             " finished collective #183, but didn't join collective #184 (count from 1)",
-            "nccl-timeout",
+            "rank-stall-before-collective",
             7,
         ),
         (
@@ -224,3 +224,21 @@ def test_a_report_by_one_rank_that_names_another_is_the_root(tmp_path, line, ent
     assert out.returncode == 1, out.stderr
     root = json.loads(out.stdout)["findings"][0]
     assert (root["id"], root["initiating_rank"]) == (entry, rank)
+
+
+def test_open_mpi_first_process_read_inside_a_markdown_quote(tmp_path):
+    """Issue threads quote pasted output with "> ": Open MPI's summary still names the rank."""
+    log = tmp_path / "quoted.log"
+    log.write_text(
+        "RuntimeError: boom\n"
+        ">mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        ">the job to be terminated. The first process to do so was:\n"
+        ">\n"
+        ">  Process name: [[29000,1],1]\n"
+        ">  Exit code:    1\n",
+        encoding="utf-8",
+    )
+    out = denpex("--json", str(log))
+    assert out.returncode == 1, out.stderr
+    root = json.loads(out.stdout)["findings"][0]
+    assert (root["id"], root["initiating_rank"]) == ("rank-exception", 1)

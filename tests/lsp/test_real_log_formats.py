@@ -193,6 +193,25 @@ CASES = [
     Case("n343", "ddp-unused-parameters"),  # the reducer error's TORCH_DISTRIBUTED_DEBUG hint
     # The rank fetching the NCCL id from the store only waited: rank 0 is the suspect.
     Case("n918", "rendezvous-failure", None, "low"),
+    # Part P's dev half (stop 24).
+    Case("p011", "rank-stall-before-collective", 7, "high"),  # desync: [7] didn't join #183
+    Case("p037", "rank-stall-before-collective"),  # reached monitoredBarrier, then gloo timeout
+    Case("p077", "process-killed-signal", 0, "medium"),  # PALS: rank 0 signal 11, rank 4 SIGKILLed
+    Case("p080", "process-killed-signal"),  # Hydra: KILLED BY SIGNAL: 9 for several ranks
+    Case("p071", "process-killed-signal"),  # slurm_script: line 9:  4727 Killed (no command)
+    Case("p227", "process-killed-signal"),  # Keras progress bar ...loss: 2.1371Killed
+    Case("p090", "rendezvous-failure"),  # store based barrier timeout on rank 4330: a waiter
+    Case("p091", "rendezvous-failure"),  # XLA: GetKeyValue() timed out
+    Case("p094", "gpu-hardware-fault"),  # NVRM ... [NV_ERR_RESET_REQUIRED]
+    Case("p303", "gpu-hardware-fault"),  # dmesg Xid 31 MMU faults
+    Case("p152", "loss-scale-overflow"),  # Paddle: Found inf or nan, current scale is: 3e-05
+    Case("p186", "checkpoint-save-error"),  # Torch7: wrote N blocks instead of M
+    Case("p197", "host-oom"),  # TH: not enough memory ... Buy new RAM!
+    Case("p205", "checkpoint-load-error"),  # TensorFlow: DataLossError: Checksum does not match
+    Case("p215", "host-oom"),  # [WinError 1455] in a Chinese locale
+    Case("p219", "dataloader-worker-killed"),  # nnU-Net: background workers no longer alive
+    Case("p233", "checkpoint-save-error"),  # TF Saver: Parent directory ... doesn't exist
+    Case("p241", "rank-stall-before-collective"),  # Horovod stall warning with its stalled ops
 ]
 
 

@@ -106,14 +106,16 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
     ),
     "claim_mpirun_first": (
         ["Process name: [["],
-        re.compile(r"^\s{0,8}Process name: \[\[\d{1,10},\d{1,10}\],(?P<rank>\d{1,6})\]"),
+        # A paste quoted in markdown keeps its "> " before the indent.
+        re.compile(r"^(?:> ?)?\s{0,8}Process name: \[\[\d{1,10},\d{1,10}\],(?P<rank>\d{1,6})\]"),
     ),
     # MPICH's Hydra reports every rank's end: "node1: rank 0 exited with code 139",
-    # "node1: rank 1 died from signal 15" (its own teardown).
+    # "node1: rank 1 died from signal 15" (its own teardown); Cray/HPE PALS prints it without
+    # the node ("rank 0 died from signal 11 and dumped core").
     "claim_mpich": (
-        [": rank "],
+        ["rank "],
         re.compile(
-            r"^[\w.-]{1,255}: rank (?P<rank>\d{1,6}) "
+            r"^(?:[\w.-]{1,255}: )?rank (?P<rank>\d{1,6}) "
             r"(?:exited with code (?P<code>\d{1,3})|died from signal (?P<signal>\d{1,3}))"
         ),
     ),
@@ -242,6 +244,7 @@ def attribute(
     if any(t.ambiguous() for t in tables):
         claims = [c for c in claims if c.kind not in ("torchelastic", "root-cause")]
     bad_exit = srun_bad_exit(claims)
+    crash = _mpich_first_crash(claims)
     if tables:
         # torchelastic's tables mean srun started one torchrun agent per node: its task
         # numbers count nodes, not ranks (its exits still end the step, above).
@@ -249,6 +252,8 @@ def attribute(
     usable: dict[int, Claim] = {}
     for c in claims:
         if c.exitcode in _TEARDOWN or (c.killed and after(bad_exit, c.source, c.line)):
+            continue
+        if c.kind == "mpich" and c.exitcode == -9 and after(crash, c.source, c.line):
             continue
         if after_timeouts and (c.exitcode is None or c.exitcode not in _FROM_OUTSIDE):
             # The watchdog's abort (-6) or the DistBackendError it raises (exit 1): the rank
@@ -281,6 +286,21 @@ def srun_bad_exit(claims: list[Claim]) -> Claim | None:
     CANCELLED AT ... ***") and SIGKILLs the other tasks, which it reports as "Killed"."""
     exits = [c for c in claims if c.kind == "srun" and c.exitcode is not None and c.exitcode > 0]
     return min(exits, key=lambda c: (c.source, c.line), default=None)
+
+
+def _mpich_first_crash(claims: list[Claim]) -> Claim | None:
+    """The first rank MPICH/PALS reports dying of a signal other than SIGKILL or SIGTERM: the
+    launcher then SIGKILLs the other ranks, and reports each of them "died from signal 9"."""
+    crashes = [
+        c
+        for c in claims
+        if c.kind == "mpich"
+        and c.exitcode is not None
+        and c.exitcode < 0
+        and c.exitcode not in _TEARDOWN
+        and c.exitcode != -9
+    ]
+    return min(crashes, key=lambda c: (c.source, c.line), default=None)
 
 
 def after(claim: Claim | None, source: str, line: int) -> bool:
