@@ -212,6 +212,14 @@ CASES = [
     Case("p219", "dataloader-worker-killed"),  # nnU-Net: background workers no longer alive
     Case("p233", "checkpoint-save-error"),  # TF Saver: Parent directory ... doesn't exist
     Case("p241", "rank-stall-before-collective"),  # Horovod stall warning with its stalled ops
+    Case("n208", "cuda-oom"),  # TF on ROCm: failed to allocate ... from device: hipError_t(1002)
+    Case("p097", "cuda-environment-mismatch"),  # Distributed package doesn't have NCCL built in
+    Case("p277", "dtype-device-mismatch"),  # FSDP: Must flatten tensors with uniform dtype
+    Case("p301", "nan-inf-loss"),  # rlpyt tabular: model_loss/Average nan
+    Case("p488", "rank-exception", 2, "high"),  # Open MPI: MPI_ABORT was invoked on rank 2
+    Case("p069", "process-killed-signal"),  # Paddle: FatalError: `Termination signal`
+    Case("l108", "gpu-hardware-fault"),  # dmesg Xid 13 and 109
+    Case("n617", "gpu-hardware-fault"),  # Moore Threads: experienced error Guilty Lockup
 ]
 
 
