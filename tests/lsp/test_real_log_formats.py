@@ -220,6 +220,22 @@ CASES = [
     Case("p069", "process-killed-signal"),  # Paddle: FatalError: `Termination signal`
     Case("l108", "gpu-hardware-fault"),  # dmesg Xid 13 and 109
     Case("n617", "gpu-hardware-fault"),  # Moore Threads: experienced error Guilty Lockup
+    Case("p447", None),  # healthy: UserWarning: Plan failed with a cudnnException (a fallback)
+    Case(
+        "p321", "cublas-cudnn-error", 290, "medium"
+    ),  # [1,290]<stderr>:!!!! kernel execution error.
+    Case("p366", "dataloader-worker-killed"),  # Paddle: Unexpected BUS error ... DataLoader worker
+    Case("p383", "nan-inf-loss"),  # PaddleSlim: loss: [nan]
+    Case("p385", "cuda-oom"),  # TF: Ran out of GPU memory when allocating N bytes
+    Case("p387", "nccl-network-error", 1, "high"),  # [rank1]: HCCL EI0009 Transport init error
+    Case("p390", "nccl-internal-error"),  # Kunlun: [ERR][BKCL]
+    Case("p401", "process-killed-signal"),  # Paddle: A serious error (Termination signal)
+    Case("p442", "gradient-explosion"),  # icefall: Scaling gradients by 3.8e-14
+    Case("p543", "rendezvous-failure"),  # TCPStore: host not found: Name or service not known
+    Case("p550", "rendezvous-failure"),  # [c10d] waitForInput: socket ... timed out
+    Case("p551", "rendezvous-failure"),  # RendezvousClosedError alone (collateral)
+    Case("p570", "rendezvous-failure"),  # failed to shutdown the rendezvous ... ConnectionError
+    Case("p572", "process-killed-signal"),  # tqdm bar ...13.82it/s]Killed
 ]
 
 
