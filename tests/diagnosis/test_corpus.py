@@ -21,25 +21,24 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-05 over parts A-O (parts D to O
+# Test-split floors, set from the figures measured on 2026-12-05 over parts A-P (parts D to P
 # labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 712/828 = 0.8599, rank recall
-# 106/124 = 0.8548, rank precision 106/109 = 0.9725, collateral recall 0.8311, two collateral
-# ranks named as initiating, two healthy false alarms in 90 (part N8's, on its first scoring;
-# both test logs, never examined). The thread-only test logs are outside these. (Parts J to O's
-# test halves were each scored once, before any rule looked at them: J1 12/20 class, J2 21/25,
-# J3 13/14, K 21/24, L1 13/16, L2 21/22, M1 13/16, M2 16/17, N1 20/21, N2 8/11, N3 9/18,
-# N4 22/24, N5 16/17, N6 20/24, N7 15/16, N8 2/5, N9 11/16, N10 17/20, O1 no failing log,
-# O2 2/2 (docs/measurements/corpus-partJ/ to -partO/).)
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 830/975 = 0.8513, rank recall
+# 116/138 = 0.8406, rank precision 116/119 = 0.9748, collateral recall 0.8167, two collateral
+# ranks named as initiating, three healthy false alarms in 125 (two in part N8's test half and
+# one in part P8's, each on its piece's first scoring; never examined). The thread-only test
+# logs are outside these. Each of parts J to P's test halves was scored once, before any rule
+# looked at it (docs/measurements/corpus-partJ/ to -partP/): part P's ten pieces gave 110/147
+# on class, 10/14 on rank.
 FLOORS = {
-    "class_accuracy": 0.8599,
-    "rank_recall": 0.8548,
-    "rank_precision": 0.9725,
-    "collateral_recall": 0.8311,
+    "class_accuracy": 0.8513,
+    "rank_recall": 0.8406,
+    "rank_precision": 0.9748,
+    "collateral_recall": 0.8167,
 }
 CEILINGS = {
     "collateral_as_initiating": 2,
-    "healthy_false_alarms": 2,
+    "healthy_false_alarms": 3,
 }
 
 

@@ -257,19 +257,24 @@ def _job_log(path: Path) -> None:
     path.write_bytes(b"".join(parts))
 
 
-def test_parallel_screening_equals_sequential(tmp_path, monkeypatch):
+def _tiny_parallel_blocks(monkeypatch) -> None:
+    """Tiny blocks and ranges, so that a small file spans many workers' ranges and block
+    edges."""
     from denpex.diagnosis import parallel
 
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(parallel, "BLOCK", 4096)
+    monkeypatch.setattr(parallel, "RANGE_SIZE", 20_000)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+
+
+def test_parallel_screening_equals_sequential(tmp_path, monkeypatch):
     log = tmp_path / "job.log"
     _job_log(log)
     sequential = LogScanner()
     with log.open("rb") as f:
         sequential.feed_stream(str(log), f)
-    # Tiny blocks and ranges, so that the file spans many workers' ranges and block edges.
-    monkeypatch.setattr(parallel, "PARALLEL_MIN", 0)
-    monkeypatch.setattr(parallel, "BLOCK", 4096)
-    monkeypatch.setattr(parallel, "RANGE_SIZE", 20_000)
-    monkeypatch.setattr(parallel, "worker_count", lambda: 2)
+    _tiny_parallel_blocks(monkeypatch)
     split = LogScanner()
     assert split.feed_file(str(log))
     expected = [f.to_json() for f in sequential.findings()]
@@ -349,3 +354,44 @@ def test_the_same_error_on_many_ranks_names_none_of_them():
 def test_the_same_error_on_two_ranks_still_names_the_first():
     (finding,) = diagnose_text(_same_error_on([3, 5]))
     assert (finding.initiating_rank, finding.collateral_ranks) == (3, [5])
+
+
+def _metric_log(nan_at: int, lines: int, finite_after: str = "loss: 1.2") -> bytes:
+    """mmdet-style step lines, one of them averaging an overflow (loss: inf)."""
+    out = []
+    for i in range(lines):
+        value = "inf" if i == nan_at else "%.4f" % (2.0 - i / lines)
+        out.append(f"Epoch [1][{i}/{lines}] lr: 1.0e-04, loss_cls: 0.9, loss: {value}")
+    out.append(f"Epoch [1][{lines}/{lines}] lr: 1.0e-04, {finite_after}")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("nan_at", "finite_after", "found"),
+    [
+        (3, "loss: 1.2", []),  # finite losses after it: a step the scaler skipped
+        (50, "loss: 1.2", []),  # one is enough
+        (50, "loss: nan", ["nan-inf-loss"]),  # the last value is not finite
+        (50, "loss_cls: 1.2", ["nan-inf-loss"]),  # another key does not clear it
+        (50, "cls_loss: 1.2", ["nan-inf-loss"]),  # nor a longer key ending the same way
+    ],
+)
+def test_a_non_finite_loss_followed_by_a_finite_one_is_benign(nan_at, finite_after, found):
+    scanner = LogScanner()
+    scanner.feed_stream("m.log", io.BytesIO(_metric_log(nan_at, 51, finite_after)))
+    assert [f.id for f in scanner.findings()] == found
+
+
+def test_recovery_is_seen_across_blocks_and_parallel_ranges(tmp_path, monkeypatch):
+    """The finite value may sit blocks (and a worker's range) after the non-finite one."""
+    log = tmp_path / "m.log"
+    log.write_bytes(_metric_log(3, 3000))
+    _tiny_parallel_blocks(monkeypatch)
+    split = LogScanner()
+    assert split.feed_file(str(log))
+    assert split.findings() == []
+    # ... and only after the last non-finite value: one near the end stays a finding.
+    log.write_bytes(_metric_log(2999, 3000, "lr: 1.0e-04"))
+    split = LogScanner()
+    assert split.feed_file(str(log))
+    assert [f.id for f in split.findings()] == ["nan-inf-loss"]

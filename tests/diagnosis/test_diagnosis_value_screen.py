@@ -185,7 +185,8 @@ def test_findings_are_those_of_the_unscreened_scanner(
     ]
     for i in (41000, 41001, 41002):
         lines[i] = line
-    text = "".join(lines)
+    # The log ends there: a finite loss after a NaN would be a step the scaler skipped.
+    text = "".join(lines[:41003])
 
     def scan() -> list[dict]:
         scanner = LogScanner()

@@ -58,6 +58,7 @@ CASES = [
     Case("b025", "nan-inf-loss"),  # HF dicts, 'grad_norm': nan at every step
     Case("b025", "nan-inf-loss", lines=2),  # a zero loss beside the NaN: no calibration step
     Case("b062", "nan-inf-loss"),  # loss_net: nan
+    Case("p122", None),  # healthy: mmdet's loss: inf over a window, then loss: 1.1786
     Case("b065", "nan-inf-loss"),  # [Loss] nan
     Case("b109", "nan-inf-loss"),  # Loss is Infinity.
     Case("b126", None),  # healthy: grad_norm 2.0382 (inf) is a running average

@@ -113,6 +113,8 @@ def _fired_entries(
     for record in records.values():
         if record.count < record.signal.min_count:
             continue  # benign when it happens once or twice (see the catalog's min_count)
+        if record.signal.recovers and not record.unrecovered:
+            continue  # every file's last NaN was followed by finite values: steps skipped
         by_entry.setdefault(record.signal.entry_id, []).append(record)
     out = []
     for entry_id, recs in by_entry.items():

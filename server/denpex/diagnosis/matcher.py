@@ -48,6 +48,7 @@ class Signal:
     not_with: frozenset[str] = frozenset()
     after_bad_exit: bool = False
     swallowed_after: frozenset[str] = frozenset()
+    recovers: bool = False  # a later finite value of the same key clears a hit
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -204,6 +205,7 @@ def build_catalog(
                     not_with=frozenset(spec.get("not_with", [])),
                     after_bad_exit=bool(spec.get("after_bad_exit", False)),
                     swallowed_after=frozenset(spec.get("swallowed_after", [])),
+                    recovers=bool(spec.get("recovers", False)),
                 )
             )
     if len(signals) != len(patterns):

@@ -61,6 +61,8 @@ class SignalRecord:
     seq_by_rank: dict[int, int] = field(default_factory=dict)  # (?P<seq>) per reporting rank
     messages: dict[str, MessageGroup] = field(default_factory=dict)
     other_messages: int = 0
+    # Files whose last hit no finite value of its key followed yet (Signal.recovers).
+    unrecovered: set[str] = field(default_factory=set)
 
     def add(self, hit: Hit) -> None:
         self.count += 1
