@@ -237,6 +237,9 @@ CASES = [
     Case("p551", "rendezvous-failure"),  # RendezvousClosedError alone (collateral)
     Case("p570", "rendezvous-failure"),  # failed to shutdown the rendezvous ... ConnectionError
     Case("p572", "process-killed-signal"),  # tqdm bar ...13.82it/s]Killed
+    # Horovod's "Stalled ranks:" list, once: "6: [horovod_allreduce.0, ...]", TF's op paths.
+    Case("g066", "rank-stall-before-collective", 6, "high"),
+    Case("i055", "rank-stall-before-collective", 2, "high"),
 ]
 
 
