@@ -240,6 +240,7 @@ CASES = [
     # Horovod's "Stalled ranks:" list, once: "6: [horovod_allreduce.0, ...]", TF's op paths.
     Case("g066", "rank-stall-before-collective", 6, "high"),
     Case("i055", "rank-stall-before-collective", 2, "high"),
+    Case("p625", "checkpoint-load-error", 5, "high"),  # ZeRO: a DP world size of 8 ... is 16
 ]
 
 
