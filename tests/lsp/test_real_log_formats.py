@@ -241,6 +241,8 @@ CASES = [
     Case("g066", "rank-stall-before-collective", 6, "high"),
     Case("i055", "rank-stall-before-collective", 2, "high"),
     Case("p625", "checkpoint-load-error", 5, "high"),  # ZeRO: a DP world size of 8 ... is 16
+    Case("p674", "process-killed-signal"),  # Paddle: FatalError: `Process abort signal`
+    Case("p679", "nan-inf-loss"),  # ESPnet: The grad norm is nan. Skipping updating (x8)
 ]
 
 

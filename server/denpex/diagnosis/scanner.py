@@ -6,9 +6,7 @@ few evidence lines, so feeding a 10 GB log or tailing a live one costs the same 
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 from collections.abc import Iterable
 from typing import BinaryIO
 
@@ -28,6 +26,7 @@ from denpex.diagnosis.lines import (
 from denpex.diagnosis.matcher import CompiledCatalog, Signal, ValueSignal, default_catalog
 from denpex.diagnosis.numbers import to_int
 from denpex.diagnosis.ranks import file_rank, message_rank, split_prefix
+from denpex.diagnosis.recovery import Recovery
 from denpex.diagnosis.screen import byte_freq
 from denpex.diagnosis.store import TEXT_LIMIT, Hit, SignalRecord
 from denpex.diagnosis.timestamps import LOOKBACK_BYTES, LOOKBACK_LINES, stamp_before
@@ -71,12 +70,7 @@ class LogScanner:
         # file and rank the line of the last one not yet followed by the error it announced.
         self._announcers = {(s.entry_id, n) for s in self._cat.signals for n in s.swallowed_after}
         self._announced: dict[tuple[str, int | None], int] = {}
-        # Series signals (Signal.recovers) whose last hit in a file no finite value of its key
-        # has followed yet: per (file, signal key), the finite-value pattern and the offset in
-        # the current block to search from (0: a later block); and those recorded on the line
-        # being examined.
-        self._unrecovered: dict[tuple[str, int], tuple[re.Pattern[bytes], int]] = {}
-        self._hit_now: list[tuple[int, re.Pattern[bytes]]] = []
+        self._recovery = Recovery()  # NaN series values a later finite value clears
 
     # ---- input -------------------------------------------------------------------------
 
@@ -168,9 +162,10 @@ class LogScanner:
             if stamp is None and _near_block_start(rel, start):
                 stamp = self._tail_ts.get(source)
             self._examine(source, first_line + rel, raw, set(keys), stamp)
-            self._note_hits(source, start + len(raw))
-        if any(src == source for src, _ in self._unrecovered):  # rare: after a NaN
-            self._look_for_recovery(source, parallel.read_block(source, result.offset, result.size))
+            self._recovery.line_done(source, start + len(raw))
+        if self._recovery.waiting(source):  # rare: after a NaN
+            block = parallel.read_block(source, result.offset, result.size)
+            self._recovery.block_done(source, block, self.records)
         self._set_tail_stamp(source, result.tail_stamp)
         return result.lines
 
@@ -201,31 +196,11 @@ class LogScanner:
                 stamp = self._tail_ts.get(source)  # the stamped line may end the last block
             raw = block[start:end]
             confirmed |= self._examine(source, line, raw, keys, stamp)
-            self._note_hits(source, end)
-        if self._unrecovered:
-            self._look_for_recovery(source, block)
+            self._recovery.line_done(source, end)
+        self._recovery.block_done(source, block, self.records)
         self._demote_noisy(counts, confirmed)
         self._remember_tail_stamp(source, block)
         return line - first_line + block.count(b"\n", cursor)
-
-    def _note_hits(self, source: str, end: int) -> None:
-        """The series signals recorded on the line just examined (which ends at ``end``)
-        wait for a finite value of their key after it."""
-        for key, finite in self._hit_now:
-            self._unrecovered[(source, key)] = (finite, end)
-        self._hit_now.clear()
-
-    def _look_for_recovery(self, source: str, block: bytes) -> None:
-        """A finite value of the key after a file's last non-finite one clears it (the fp16
-        scaler skipped that step): one C-level search per waiting signal and block."""
-        for (src, key), (finite, offset) in list(self._unrecovered.items()):
-            if src != source:
-                continue
-            if finite.search(block, offset):
-                del self._unrecovered[(src, key)]
-                self.records[key].unrecovered.discard(source)
-            else:
-                self._unrecovered[(src, key)] = (finite, 0)
 
     def _screen_for(self, block: bytes) -> BlockScreen:
         """The screen for ``block``, tuned to the log once it has ``_FREQ_SAMPLE`` bytes to
@@ -372,10 +347,7 @@ class LogScanner:
                 record = self.records[sig.key] = SignalRecord(sig)
             record.add(hit)
             if sig.recovers:
-                finite = finite_value_of(sig.regex.search(body))
-                if finite is not None:
-                    record.unrecovered.add(source)
-                    self._hit_now.append((sig.key, finite))
+                self._recovery.hit(record, source, sig.regex.search(body))
 
     def _not_swallowed(
         self,
@@ -401,29 +373,6 @@ class LogScanner:
                 self._announced[where] = line
             kept.append((sig, groups))
         return kept
-
-
-# The non-finite value that ends a series signal's match: its key is the text before it.
-_NON_FINITE = re.compile(r"\[?-?(nan|inf|tensor\()", re.IGNORECASE)
-_KEY_MAX = 64
-
-
-@functools.lru_cache(maxsize=64)
-def _finite_after(key: str) -> re.Pattern[bytes]:
-    # Not inside a longer key ("cls_loss = 87.3" is not "loss = "), then a number.
-    return re.compile(rb"(?<![A-Za-z0-9_.])" + re.escape(key.encode("utf-8")) + rb"\[?-?[0-9]")
-
-
-def finite_value_of(match: re.Match[str] | None) -> re.Pattern[bytes] | None:
-    """The pattern of a finite value of the key a non-finite hit names ("loss_bbox: inf" ->
-    "loss_bbox: 0.51"); None when the match holds no key before its value."""
-    if match is None:
-        return None
-    text = match.group(0)
-    value = _NON_FINITE.search(text)
-    if value is None or not 0 < value.start() <= _KEY_MAX:
-        return None
-    return _finite_after(text[: value.start()])
 
 
 def _most_specific(
