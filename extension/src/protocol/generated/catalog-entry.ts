@@ -163,6 +163,10 @@ export interface Signal {
    * Signals of the same entry that announce an error the program caught and went on from: the first line of this signal after one of them, in the same file and rank and within 200 lines, does not count (Python's `Exception ignored in:` before the exception a destructor raised at exit).
    */
   swallowed_after?: string[];
+  /**
+   * A series value (a loss, a grad norm) that a later finite value of the same key clears: when every file's last hit is followed by a line holding that key with a finite value, the signal does not count (a step skipped by the fp16 loss scaler, an average over a window that held one overflow). The key is the hit's text before its value; searched on raw bytes, a block at a time, only after a hit.
+   */
+  recovers?: boolean;
 }
 /**
  * This interface was referenced by `CatalogEntry`'s JSON-Schema
