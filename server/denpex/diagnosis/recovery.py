@@ -25,7 +25,7 @@ def _finite_after(key: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![A-Za-z0-9_.])" + re.escape(key.encode("utf-8")) + rb"\[?-?[0-9]")
 
 
-def finite_value_of(match: re.Match[str] | None) -> re.Pattern[bytes] | None:
+def _finite_value_of(match: re.Match[str] | None) -> re.Pattern[bytes] | None:
     """The pattern of a finite value of the key a non-finite hit names ("loss_bbox: inf" ->
     "loss_bbox: 0.51"); None when the match holds no key before its value."""
     if match is None:
@@ -47,7 +47,7 @@ class Recovery:
         self._on_line: list[tuple[int, re.Pattern[bytes]]] = []
 
     def hit(self, record: SignalRecord, source: str, match: re.Match[str] | None) -> None:
-        finite = finite_value_of(match)
+        finite = _finite_value_of(match)
         if finite is not None:
             record.unrecovered.add(source)
             self._on_line.append((record.signal.key, finite))
