@@ -1,5 +1,6 @@
 """The catalog fields that steer attribution (catalog-entry.schema.json): the signal's
-``after_bad_exit`` and ``swallowed_after`` and the entry's ``hang`` and ``exit_report``.
+``after_bad_exit``, ``swallowed_after``, ``traceback_frame`` and ``ends_traceback`` and the
+entry's ``hang`` and ``exit_report``.
 Each test runs a copy of the real catalog with the field's carriers renamed, so the field,
 not a name the engine knows, is what makes the answer; and the same copy without the field,
 to show it matters.
@@ -13,6 +14,7 @@ from typing import Any
 from denpex import catalog
 from denpex.diagnosis import LogScanner
 from denpex.diagnosis.context import EXTRACTOR_LITERALS
+from denpex.diagnosis.frames import FRAME_LINES, PENDING_MAX
 from denpex.diagnosis.matcher import compile_catalog
 from denpex.diagnosis.scanner import ANNOUNCED_MAX
 
@@ -153,3 +155,51 @@ def test_pending_announcements_stay_bounded_on_endless_rank_prefixes() -> None:
     scanner.feed_lines("job.log", lines)
     assert len(scanner._announced) <= ANNOUNCED_MAX
     assert scanner.findings() == []
+
+
+# An exception of no known kind raised inside torch.save (the frames of a real 2.x traceback).
+SAVE_TRACEBACK = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "/work/train.py", line 88, in <module>
+[rank1]:     torch.save(state, path)
+[rank1]:   File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 628, in save
+[rank1]:     _save(obj, opened_zipfile, pickle_module, pickle_protocol, _disable_byteorder_record)
+[rank1]:   File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 840, in _save
+[rank1]:     pickler.dump(obj)
+[rank1]: AttributeError: Can't pickle local object 'build.<locals>.hook'
+"""
+
+
+def test_a_traceback_frame_names_the_generic_exception_under_it() -> None:
+    assert _diagnose(_copy(), SAVE_TRACEBACK) == [("checkpoint-save-error", 1, [])]
+    lines = SAVE_TRACEBACK.splitlines()
+    # The frame alone is only a place; an exception the catalog knows keeps its own name.
+    assert _diagnose(_copy(), "\n".join(lines[:-1])) == []
+    oom = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert _diagnose(_copy(), "\n".join([*lines[:-1], oom]))[0][0] == "cuda-oom"
+    # Another rank's exception, or one too far below, is not this traceback's.
+    other = [*lines[:-1], lines[-1].replace("[rank1]", "[rank2]")]
+    assert _diagnose(_copy(), "\n".join(other)) == [("rank-exception", 2, [])]
+    far = lines[:-1] + ["[rank1]: step ok"] * (FRAME_LINES + 1) + lines[-1:]
+    assert _diagnose(_copy(), "\n".join(far)) == [("rank-exception", 1, [])]
+    entries = _copy()
+    frame = _rename_signal(entries, "checkpoint-save-error", "raised_in_checkpoint_save", "place")
+    final = next(s for s in entries["rank-exception"]["signals"] if s.get("ends_traceback"))
+    assert frame["traceback_frame"] and final["name"] == "exception_final_line"
+    assert _diagnose(entries, SAVE_TRACEBACK) == [("checkpoint-save-error", 1, [])]
+    del final["ends_traceback"]
+    assert _diagnose(entries, SAVE_TRACEBACK) == [("rank-exception", 1, [])]
+    final["ends_traceback"] = True
+    del frame["traceback_frame"]
+    # Without the field the frame line would be a failure of its own.
+    assert _diagnose(entries, "\n".join(lines[:-1])) == [("checkpoint-save-error", 1, [])]
+
+
+def test_waiting_frames_stay_bounded_on_endless_rank_prefixes() -> None:
+    scanner = LogScanner(compile_catalog(_copy(), EXTRACTOR_LITERALS))
+    frame = SAVE_TRACEBACK.splitlines()[3].removeprefix("[rank1]:")
+    scanner.feed_lines("job.log", [f"[rank{r}]:{frame}" for r in range(5000)])
+    assert len(scanner._frames._pending) <= PENDING_MAX
+    assert scanner.findings() == []
+    scanner.feed_lines("job.log", ["[rank4999]: ValueError: bad value"], first_line=5001)
+    assert [f.id for f in scanner.findings()] == ["checkpoint-save-error"]

@@ -243,6 +243,8 @@ CASES = [
     Case("p625", "checkpoint-load-error", 5, "high"),  # ZeRO: a DP world size of 8 ... is 16
     Case("p674", "process-killed-signal"),  # Paddle: FatalError: `Process abort signal`
     Case("p679", "nan-inf-loss"),  # ESPnet: The grad norm is nan. Skipping updating (x8)
+    # A generic exception under a frame of save_pretrained (the traceback_frame field).
+    Case("p382", "checkpoint-save-error"),
 ]
 
 

@@ -81,6 +81,8 @@ def _signals(entry: Entry) -> list[str]:
         if s.get("swallowed_after"):
             names = ", ".join(_code(n) for n in s["swallowed_after"])
             flags += f", not counted when it follows {names} (an error caught and gone on from)"
+        if s.get("traceback_frame"):
+            flags += ", a traceback frame: names the generic exception that ends its traceback"
         weight = s.get("weight", 0.5)
         head = f"{_code(s['name'])} ({s['role']}, weight {weight}{flags})"
         lines.append(f"- {head}: {_code(s['pattern'])}")

@@ -49,6 +49,9 @@ class Signal:
     after_bad_exit: bool = False
     swallowed_after: frozenset[str] = frozenset()
     recovers: bool = False  # a later finite value of the same key clears a hit
+    # A traceback frame that places the generic exception ending its traceback (frames.py).
+    traceback_frame: bool = False
+    ends_traceback: bool = False
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
@@ -206,6 +209,8 @@ def build_catalog(
                     after_bad_exit=bool(spec.get("after_bad_exit", False)),
                     swallowed_after=frozenset(spec.get("swallowed_after", [])),
                     recovers=bool(spec.get("recovers", False)),
+                    traceback_frame=bool(spec.get("traceback_frame", False)),
+                    ends_traceback=bool(spec.get("ends_traceback", False)),
                 )
             )
     if len(signals) != len(patterns):

@@ -14,6 +14,7 @@ from denpex.diagnosis import parallel, timestamps
 from denpex.diagnosis.attribution import build_findings
 from denpex.diagnosis.candidates import BlockScreen, noisy_units, uses_hyperscan
 from denpex.diagnosis.context import Topology, extractor
+from denpex.diagnosis.frames import PendingFrames
 from denpex.diagnosis.lines import (
     BLOCK_SIZE,
     bound_line,
@@ -71,6 +72,7 @@ class LogScanner:
         self._announcers = {(s.entry_id, n) for s in self._cat.signals for n in s.swallowed_after}
         self._announced: dict[tuple[str, int | None], int] = {}
         self._recovery = Recovery()  # NaN series values a later finite value clears
+        self._frames = PendingFrames()  # traceback frames waiting for their exception line
 
     # ---- input -------------------------------------------------------------------------
 
@@ -299,8 +301,11 @@ class LogScanner:
         stamp: float | None,
     ) -> None:
         matched = self._not_swallowed(source, line, prefix_rank, matched)
+        matched, frames = self._frames.step((source, prefix_rank), line, matched)
         if not matched:
             return
+        # The frame takes the generic exception line as its hit (the line's own groups).
+        matched = matched + [(sig, matched[0][1]) for sig in frames]
         topo = self.topology
         if source not in self._file_rank:
             self._file_rank[source] = file_rank(source)

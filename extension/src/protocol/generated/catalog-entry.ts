@@ -167,6 +167,14 @@ export interface Signal {
    * A series value (a loss, a grad norm) that a later finite value of the same key clears: when every file's last hit is followed by a line holding that key with a finite value, the signal does not count (a step skipped by the fp16 loss scaler, an average over a window that held one overflow). The key is the hit's text before its value; searched on raw bytes, a block at a time, only after a hit.
    */
   recovers?: boolean;
+  /**
+   * A frame line of a Python traceback (`File "...", line N, in NAME`) that places the exception in this entry's code (torch.save, a checkpoint loader, the rendezvous). It never counts by itself: when the next line of the same file and rank that any signal matches, within 200 lines, is an `ends_traceback` line, that line counts as this signal's hit too; any other matched line drops it.
+   */
+  traceback_frame?: boolean;
+  /**
+   * A generic exception line (an exception of no known kind) that a waiting `traceback_frame` signal of another entry takes as its own hit.
+   */
+  ends_traceback?: boolean;
 }
 /**
  * This interface was referenced by `CatalogEntry`'s JSON-Schema
