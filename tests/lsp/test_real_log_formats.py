@@ -245,6 +245,7 @@ CASES = [
     Case("p679", "nan-inf-loss"),  # ESPnet: The grad norm is nan. Skipping updating (x8)
     # A generic exception under a frame of save_pretrained (the traceback_frame field).
     Case("p382", "checkpoint-save-error"),
+    Case("p361", "nccl-timeout"),  # Ascend: EE1002 Stream synchronize timeout
 ]
 
 
