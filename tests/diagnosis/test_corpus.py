@@ -21,24 +21,26 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-05 over parts A-P (parts D to P
+# Test-split floors, set from the figures measured on 2026-12-05 over parts A-Q (parts D to Q
 # labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 863/1013 = 0.8519, rank recall
-# 116/138 = 0.8406, rank precision 116/119 = 0.9748, collateral recall 0.8229, two collateral
-# ranks named as initiating, three healthy false alarms in 129 (two in part N8's test half and
-# one in part P8's, each on its piece's first scoring; never examined). The thread-only test
-# logs are outside these. Each of parts J to P's test halves was scored once, before any rule
-# looked at it (docs/measurements/corpus-partJ/ to -partP/): part P's twelve pieces gave
-# 142/185 on class, 10/14 on rank.
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 960/1118 = 0.8587, rank recall
+# 123/144 = 0.8542, rank precision 123/127 = 0.9685, collateral recall 0.8133, three collateral
+# ranks named as initiating, four healthy false alarms in 141 (two in part N8's test half, one
+# in part P8's and one in part Q4's, each on its piece's first scoring; never examined). The
+# thread-only test logs are outside these. Each of parts J to Q's test halves was scored once,
+# before any rule looked at it (docs/measurements/corpus-partJ/ to -partQ/): part Q's six
+# pieces gave 83/105 on class, 5/6 on rank. Part Q's first scorings brought the third
+# collateral claim and the fourth false alarm (the session's starting code gives the same two
+# figures on parts A-Q).
 FLOORS = {
-    "class_accuracy": 0.8519,
-    "rank_recall": 0.8406,
-    "rank_precision": 0.9748,
-    "collateral_recall": 0.8229,
+    "class_accuracy": 0.8587,
+    "rank_recall": 0.8542,
+    "rank_precision": 0.9685,
+    "collateral_recall": 0.8133,
 }
 CEILINGS = {
-    "collateral_as_initiating": 2,
-    "healthy_false_alarms": 3,
+    "collateral_as_initiating": 3,
+    "healthy_false_alarms": 4,
 }
 
 

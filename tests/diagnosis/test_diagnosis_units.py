@@ -356,6 +356,31 @@ def test_the_same_error_on_two_ranks_still_names_the_first():
     assert (finding.initiating_rank, finding.collateral_ranks) == (3, [5])
 
 
+SPAWN_RAISED = """\
+torch.multiprocessing.spawn.ProcessRaisedException:
+
+-- Process 2 terminated with the following error:
+Traceback (most recent call last):
+  File "/opt/lib/torch/multiprocessing/spawn.py", line 69, in _wrap
+    fn(i, *args)
+KeyError: 'labels'
+"""
+
+
+def test_spawn_names_the_process_whose_exception_it_raises_low():
+    (finding,) = diagnose_text(SPAWN_RAISED)
+    assert (finding.id, finding.initiating_rank) == ("rank-exception", 2)
+    assert finding.attribution is not None and finding.attribution.confidence == "low"
+    assert "first process that raised" in finding.attribution.reason
+    # Under collective timeouts the first process to raise may be the watchdog's: no rank.
+    timeout = (
+        "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+        "Timeout(ms)=600000) ran for 600093 milliseconds before timing out.\n"
+    )
+    assert all(f.initiating_rank != 2 for f in diagnose_text(timeout + SPAWN_RAISED))
+
+
 def _metric_log(nan_at: int, lines: int, finite_after: str = "loss: 1.2") -> bytes:
     """mmdet-style step lines, one of them averaging an overflow (loss: inf)."""
     out = []

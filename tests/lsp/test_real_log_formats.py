@@ -168,7 +168,7 @@ CASES = [
     Case("j210", "process-killed-signal"),  # Horovod's driver RuntimeError, then Exit code: 137
     Case("m012", "process-killed-signal"),  # MXNet's handler: "Segmentation fault: 11"
     Case("m013", "cuda-environment-mismatch"),  # Chainer: NCCL is not enabled
-    Case("m019", "rank-exception"),  # mp.spawn: -- Process 3 terminated with the following error
+    Case("m019", "rank-exception", 3, "low"),  # spawn: -- Process 3 terminated with the following
     Case("m021", "rendezvous-failure"),  # THD: more than one node have assigned same rank
     Case("m023", "process-killed-signal"),  # glog: *** SIGTERM (@0x0) received by PID
     Case("m026", "cublas-cudnn-error"),  # THC: cublas runtime error : the GPU program failed
@@ -246,6 +246,31 @@ CASES = [
     # A generic exception under a frame of save_pretrained (the traceback_frame field).
     Case("p382", "checkpoint-save-error"),
     Case("p361", "nccl-timeout"),  # Ascend: EE1002 Stream synchronize timeout
+    # torch.multiprocessing.spawn: "-- Process 1 terminated with the following error:"
+    Case("q006", "rank-exception", 1, "low"),
+    # Part Q's dev half: other stacks' wordings.
+    Case("q301", "cuda-oom"),  # MXNet pooled_storage_manager: Memory allocation failed
+    Case("q303", "cuda-oom"),  # Gaudi: SYNHELPER workspace Allocation ... failed
+    Case("q313", "cuda-oom"),  # legacy Paddle: Cuda Error: out of memory
+    Case("q322", "cuda-oom"),  # TF: Non-OK-status: GpuLaunchKernel ... out of memory
+    Case("q304", "nccl-internal-error"),  # oneCCL: |CCL_ERROR|
+    Case("q631", "nccl-internal-error"),  # NCCL WARN Call to shm_open failed
+    Case("q305", "nccl-network-error"),  # TF gRPC: UnavailableError: Socket closed
+    Case("q326", "cuda-environment-mismatch"),  # XLA: Loaded runtime CuDNN library older
+    Case("q337", "shape-mismatch"),  # MXNet: infer_shape error. Arguments:
+    Case("q342", "port-in-use"),  # gRPC JSON: "os_error":"Address already in use"
+    Case("q788", "rendezvous-failure"),  # store bind: errno 13 - Permission denied
+    Case("q466", "nccl-timeout"),  # keep-alive heartbeat warning is no failed rendezvous
+    Case("q323", "rank-exception", 0, "medium"),  # Open MPI: first process ... Process name
+    Case("q171", "nan-inf-loss"),  # Coqui TTS: [!] NaN loss with decoder_loss.
+    Case("q178", "nan-inf-loss"),  # NaN gradient detected in Linear4bit's input gradient
+    Case("q167", "nan-inf-loss"),  # VITS: INFO:ljs_base:[nan, nan, nan, ...] (x4)
+    Case("q185", "nan-inf-loss"),  # LOSS     :  nan
+    Case("q464", "process-killed-signal"),  # line 3: 1098 Floating point exception(core dumped)
+    Case("q602", "process-killed-signal"),  # gdb: Program terminated with signal SIGSEGV
+    Case("q604", "host-oom"),  # YARN: Container killed ... exceeding memory limits
+    Case("q615", "cuda-illegal-memory-access"),  # Caffe: Check failed ... misaligned address
+    Case("q619", "too-many-open-files"),  # received %d items of ancdata (the source line)
 ]
 
 

@@ -29,6 +29,10 @@ INCIDENT_LINES = 200
 CASCADE_SECONDS = 3600.0
 # Ranks printing the root's very error, at and above which it is theirs in common.
 SHARED_RANKS = 3
+# Failure categories one process meets on its own (an exception on its data, a kill). A
+# diverging loss, a bad setting or checkpoint, an OOM of the same model are met by every
+# replica alike: which one a launcher saw raise first says nothing (launchers.attribute).
+_PER_PROCESS = frozenset({"process", "data"})
 
 
 def build_findings(
@@ -225,7 +229,7 @@ def _beyond_the_line(
         rank = same.pop()
         why = Attribution("medium", "the same error is reported on this rank's line")
         return rank, [], why, None
-    call = _launcher_call(cat, fired, topo)
+    call = _launcher_call(cat, fired, topo, cat.entries[root.id]["category"] in _PER_PROCESS)
     if call.rank is not None and call.strength is not None:
         return call.rank, [], Attribution(call.strength, call.reason), call
     if call.suspects:
@@ -240,7 +244,7 @@ def _hung(cat: CompiledCatalog, fired: list[Entry]) -> bool:
 
 
 def _launcher_call(
-    cat: CompiledCatalog, fired: list[Entry], topo: Topology
+    cat: CompiledCatalog, fired: list[Entry], topo: Topology, per_process: bool = True
 ) -> launchers.Attribution:
     hosts = set(topo.rank_host.values())
     return launchers.attribute(
@@ -250,6 +254,7 @@ def _launcher_call(
         pid_rank={pid: rank for (_host, pid), rank in topo.pid_rank.items()},
         hosts=len(hosts),
         closing_pids=frozenset(topo.closing_pids),
+        per_process=per_process,
     )
 
 

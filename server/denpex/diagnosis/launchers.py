@@ -127,6 +127,13 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
             r"(?:signal (?P<signame>SIG[A-Z]{2,6})|exit code (?P<code>\d{1,10})\b)"
         ),
     ),
+    # torch.multiprocessing.spawn re-raising in the parent the exception of the first process
+    # it found failed (it then terminates the others), with that process's traceback below:
+    # a first failure noticed, like torchelastic's, and a local index on several hosts.
+    "claim_spawn_raised": (
+        ["terminated with the following error"],
+        re.compile(r"^-- Process (?P<rank>\d{1,6}) terminated with the following error:"),
+    ),
     "claim_srun": (
         ["srun: error: "],
         re.compile(
@@ -188,9 +195,12 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
         code = -(to_int(g["signal"]) or 0) or None
     elif name == "claim_spawn" and g.get("signame"):
         code = _SIGNALS.get(g["signame"])
+    elif name == "claim_spawn_raised":
+        code = 1  # an uncaught exception's exit
     else:
         code = to_int(g.get("code"), signed=True)
-    return [Claim(kind, rank, kind == "torchelastic", code, pid, source, line)]
+    local = kind in ("torchelastic", "spawn_raised")
+    return [Claim(kind, rank, local, code, pid, source, line)]
 
 
 def _task_list(text: str) -> list[int]:
@@ -229,13 +239,18 @@ def attribute(
     pid_rank: dict[int, int],
     hosts: int,
     closing_pids: frozenset[int] = frozenset(),
+    per_process: bool = True,
 ) -> Attribution:
     """The rank the launchers' summaries name, when nothing in the log itself does.
 
     ``after_timeouts``: the log shows collective timeouts, so a SIGABRT is the watchdog's.
     ``pid_rank``: global ranks of pids, from failure tables, for torchelastic's local ranks.
     ``hosts``: how many hosts the log shows; a local rank is global only on one.
+    ``per_process``: the failure is one a process meets on its own; else spawn's report of
+    the first process that raised names no rank.
     """
+    if not per_process:
+        claims = [c for c in claims if c.kind != "spawn_raised"]
     claims = claims + [
         Claim("root-cause", t.root, False, t.root_code, None, t.source, t.root_line)
         for t in tables
@@ -338,6 +353,7 @@ def _reason(claim: Claim) -> str:
         "mpirun": "mpirun's exit report",
         "mpich": "MPICH's exit report",
         "spawn": "torch.multiprocessing's exit report",
+        "spawn_raised": "torch.multiprocessing's report of the first process that raised",
         "srun": "srun's task report",
         "ray": "Ray Train's worker report",
         "paddle": "Paddle's launcher report",
