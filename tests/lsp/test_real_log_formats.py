@@ -271,6 +271,23 @@ CASES = [
     Case("q604", "host-oom"),  # YARN: Container killed ... exceeding memory limits
     Case("q615", "cuda-illegal-memory-access"),  # Caffe: Check failed ... misaligned address
     Case("q619", "too-many-open-files"),  # received %d items of ancdata (the source line)
+    # Part R's dev halves: TensorFlow, JAX and other accelerators.
+    Case("r155", "cuda-oom"),  # XLA: Hint: ... report_tensor_allocations_upon_oom
+    Case("r178", "cuda-oom"),  # IPEX: Allocation is out of device memory on current platform
+    Case("r183", "cuda-oom"),  # MLX: [METAL] Command buffer execution failed: Insufficient Memory
+    Case("r035", "cuda-oom"),  # TF: Dst tensor is not initialized.
+    Case("r169", "nccl-internal-error"),  # torch_npu: HCCL function error: hcclCommInit...
+    Case("r173", "cublas-cudnn-error"),  # MIOpen Error: ... Code object build failed
+    Case("r046", "cublas-cudnn-error"),  # TF: cuDNN launch failure : input shape
+    Case("r176", "cuda-environment-mismatch"),  # HIP error: invalid device function
+    Case("r016", "checkpoint-load-error"),  # Orbax: ... copying a checkpoint without -a
+    Case("r057", "checkpoint-save-error"),  # TF SaveV2 on the checkpoint's _temp file
+    Case("r022", "process-killed-signal"),  # dash: ./train.sh:  60: 11880 killed
+    Case("r040", "shape-mismatch"),  # TF: Incompatible shapes: [...] vs. [...]
+    Case("r041", "dtype-device-mismatch"),  # TF: Op has type float32 that does not match
+    # Logged tracebacks of a fallback and of a tracker's thread: no failure.
+    Case("p435", None),  # xformers: _is_triton_available ... No module named 'triton'
+    Case("r324", None),  # Comet's streaming thread: Could not connect to server
 ]
 
 
