@@ -288,6 +288,8 @@ CASES = [
     # Logged tracebacks of a fallback and of a tracker's thread: no failure.
     Case("p435", None),  # xformers: _is_triton_available ... No module named 'triton'
     Case("r324", None),  # Comet's streaming thread: Could not connect to server
+    Case("n844", "cuda-oom"),  # DyNet: dynet is out of memory (the weakest OOM line)
+    Case("k123", None),  # TF BFC: ran out of memory ... The caller indicates ... not a failure
 ]
 
 
