@@ -290,6 +290,7 @@ CASES = [
     Case("r324", None),  # Comet's streaming thread: Could not connect to server
     Case("n844", "cuda-oom"),  # DyNet: dynet is out of memory (the weakest OOM line)
     Case("k123", None),  # TF BFC: ran out of memory ... The caller indicates ... not a failure
+    Case("p082", "process-killed-signal", 1, "medium"),  # Exiting due to signal 11; Open MPI
 ]
 
 
