@@ -291,6 +291,15 @@ CASES = [
     Case("n844", "cuda-oom"),  # DyNet: dynet is out of memory (the weakest OOM line)
     Case("k123", None),  # TF BFC: ran out of memory ... The caller indicates ... not a failure
     Case("p082", "process-killed-signal", 1, "medium"),  # Exiting due to signal 11; Open MPI
+    # Part S's dev halves.
+    Case("s007", "rendezvous-failure", 2, "medium"),  # torch_xla: client mesh master
+    Case("s012", "cuda-oom"),  # Ascend: EL0004 ... Failed to allocate memory
+    Case("s020", "cuda-oom"),  # PlaidML: CL_MEM_OBJECT_ALLOCATION_FAILURE
+    Case("s013", "gpu-hardware-fault"),  # dmesg: amdgpu 0000:03:00.0: GPU reset
+    Case("s156", "host-oom"),  # Ray: RayOutOfMemoryError: More than 95% of the memory
+    Case("s017", "nan-inf-loss"),  # RVC: loss_disc=nan, loss_gen=nan, ...
+    Case("s175", "nan-inf-loss"),  # Found nans while computing loss
+    Case("s178", "nan-inf-loss"),  # DDSP-SVC: ValueError:  [x] nan loss
 ]
 
 
