@@ -300,6 +300,7 @@ CASES = [
     Case("s017", "nan-inf-loss"),  # RVC: loss_disc=nan, loss_gen=nan, ...
     Case("s175", "nan-inf-loss"),  # Found nans while computing loss
     Case("s178", "nan-inf-loss"),  # DDSP-SVC: ValueError:  [x] nan loss
+    Case("q176", "loss-spike"),  # Keras: ten epochs near 1.0, then loss: 13.36 (warm-up 10)
 ]
 
 
