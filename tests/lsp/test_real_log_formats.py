@@ -445,7 +445,7 @@ LIBRARY_SAMPLES = [
     "shape-mismatch.bce_target_size",
     "checkpoint-load-error.legacy_magic_number",
     "rendezvous-failure.env_var_not_set",
-    "nan-inf-loss.sampling_nonfinite_probabilities",
+    "nan-inf-loss.sampling_probs_nonfinite",
     "cuda-oom.allocation_exceeds_allowed",
     "cuda-oom.accelerate_no_batch_size",
     "host-oom.cpp_bad_alloc",
