@@ -37,8 +37,17 @@ export async function goToLine(page: Page, line: number): Promise<void> {
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible" });
   await input.fill(`:${line}`);
-  await page.keyboard.press("Enter");
-  await input.waitFor({ state: "hidden" });
+  // Under load the widget can drop an Enter and stay open. Pressing on the input itself (not
+  // the page) means a repeat can never land in the editor as a newline.
+  for (let attempt = 1; ; attempt++) {
+    await input.press("Enter", { timeout: 5000 }).catch(() => undefined);
+    try {
+      await input.waitFor({ state: "hidden", timeout: 10_000 });
+      break;
+    } catch (err) {
+      if (attempt === 3) throw err;
+    }
+  }
   await page.keyboard.press("Home");
   await page.keyboard.press("Home");
   await cursorAt(page, line);
