@@ -301,6 +301,29 @@ CASES = [
     Case("s175", "nan-inf-loss"),  # Found nans while computing loss
     Case("s178", "nan-inf-loss"),  # DDSP-SVC: ValueError:  [x] nan loss
     Case("q176", "loss-spike"),  # Keras: ten epochs near 1.0, then loss: 13.36 (warm-up 10)
+    # Part T's dev halves.
+    Case("t110", "checkpoint-save-error"),  # MXNet dmlc: FileStream.Write incomplete
+    Case("t120", "nan-inf-loss"),  # printf zero padding: loss = 0000nan
+    Case("t139", "dtype-device-mismatch"),  # TF eager: cannot compute Mul as input #1 ...
+    Case("t150", "cuda-oom"),  # TF: cublas NOT_INITIALIZED, then CUDA_ERROR_OUT_OF_MEMORY
+    Case("t715", "dataloader-worker-killed"),  # MXNet Gluon: Worker timed out after 120 s
+    Case("t719", "checkpoint-load-error"),  # TF: Data loss: not an sstable (bad magic number)
+    Case("t721", "checkpoint-save-error"),  # TF SaveV2: ResourceExhausted on .tempstate
+    Case("t722", "host-oom"),  # share_memory_(): unable to mmap ... Cannot allocate memory
+    Case("t821", "nan-inf-loss"),  # val_loss: nan stays; a finite train "loss:" is not it
+    Case("t308", "cuda-device-assert"),  # Paddle: Error: .../gather.cu.h:67 Assertion `...`
+    Case("t323", "cublas-cudnn-error"),  # Paddle: OSError: (External) CUBLAS error(15).
+    Case("t326", "shape-mismatch"),  # Paddle: Broadcast dimension mismatch. Operands could ...
+    Case("t331", "ddp-unused-parameters"),  # Paddle: Please set find_unused_parameters=True ...
+    Case("t332", "inplace-autograd-error"),  # Paddle: ... modified by an inplace operation.
+    Case("t338", "dataloader-worker-killed"),  # Paddle: Bus error at (.../data_loader.cc:165)
+    Case("t521", "nccl-internal-error"),  # XGBoost: NCCL failure :internal error
+    Case("t216", "rendezvous-failure", 1, "high"),  # XLA: task:1 ... a different incarnation
+    Case("t334", "nccl-network-error"),  # Paddle pserver: SocketChannel ... reset by peer
+    Case("t523", "nan-inf-loss"),  # verl: WARN: grad_norm is not finite: nan (8 workers)
+    Case("t902", "nan-inf-loss"),  # PaddleDetection: values as strings, 'loss': 'nan'
+    Case("t917", "nccl-internal-error"),  # NCCL WARN Could not find real path of /sys/...
+    Case("t921", "shape-mismatch"),  # HF: Image features and image tokens do not match
 ]
 
 

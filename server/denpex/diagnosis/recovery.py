@@ -34,7 +34,16 @@ def _finite_value_of(match: re.Match[str] | None) -> re.Pattern[bytes] | None:
     value = _NON_FINITE.search(text)
     if value is None or not 0 < value.start() <= _KEY_MAX:
         return None
-    return _finite_after(text[: value.start()])
+    # A pattern may match inside a longer key ("loss: nan" in "val_loss: nan"): the series is
+    # the whole key, which a finite training "loss: 7.02" does not clear.
+    line, start = match.string, match.start()
+    while (
+        start > 0
+        and (line[start - 1].isalnum() or line[start - 1] in "_.")
+        and value.start() + match.start() - start < _KEY_MAX
+    ):
+        start -= 1
+    return _finite_after(line[start : match.start() + value.start()])
 
 
 class Recovery:
