@@ -126,6 +126,10 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
         "false alarms (naive Mann-Kendall)": _rate(
             sum(o.naive_alarm for o in healthy), len(healthy)
         ),
+        # Apart wholesale from the first checkpoint: no verdict either way (exit 2).
+        "healthy pairs not comparable (no --noise-ref)": _rate(
+            sum(o.verdict == "not_comparable" for o in healthy), len(healthy)
+        ),
         "null faults flagged (no --noise-ref)": _rate(caught(null, False), len(null)),
         "null faults flagged (--noise-ref)": _rate(caught(null, True), len(null)),
     }
@@ -135,6 +139,12 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
             caught(rows, False), len(rows)
         )
         out[f"permanent faults {name} caught (--noise-ref)"] = _rate(caught(rows, True), len(rows))
+        out[f"permanent faults {name} caught at or after the onset (no --noise-ref)"] = _rate(
+            sum(o.flagged and (o.onset or 0) >= ONSET for o in rows), len(rows)
+        )
+        out[f"permanent faults {name} not comparable (no --noise-ref)"] = _rate(
+            sum(o.verdict == "not_comparable" for o in rows), len(rows)
+        )
         out[f"permanent faults {name} naive alarm"] = _rate(
             sum(o.naive_alarm for o in rows), len(rows)
         )

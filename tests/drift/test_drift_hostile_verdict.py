@@ -173,15 +173,35 @@ def test_a_large_persistent_change_is_a_step_change(
     assert report["finding"]["id"] == "sdc-transient-corruption"
 
 
-def test_unrelated_weights_are_a_step_change_from_the_first_checkpoint(
+def test_unrelated_weights_are_not_comparable_from_the_first_checkpoint(
     tmp_path: Path, trained: dict[str, list]
 ) -> None:
+    """Apart wholesale at the first checkpoint: another start, or a training that parts its
+    healthy reruns that fast (rotation 11's LeViT). Neither a fault nor health: exit 2."""
     ref = _save_series(tmp_path / "ref", trained["ref"])
     run = _save_series(tmp_path / "run", trained["other"])
     done = denpex("drift", run, "--ref", ref, "--json")
-    assert done.returncode == 1, done.stdout[-3000:]
+    assert done.returncode == 2, done.stdout[-3000:]
     report = json.loads(done.stdout)
-    assert report["verdict"] == "step_change" and report["onset_step"] == EVERY
+    validate_drift_report(report)
+    assert report["verdict"] == "not_comparable" and not report["flagged"]
+    assert report["trend"]["parted_step"] == EVERY
+    assert done.stderr.count("\n") == 1
+    assert "different models from the first compared checkpoint" in done.stderr
+
+
+def test_a_noise_run_apart_from_the_start_is_set_aside(
+    tmp_path: Path, trained: dict[str, list]
+) -> None:
+    ref = _save_series(tmp_path / "ref", trained["ref"])
+    run = _save_series(tmp_path / "run", trained["healthy"])
+    noise = _save_series(tmp_path / "noise", trained["other"])
+    done = denpex("drift", run, "--ref", ref, "--noise-ref", noise, "--json")
+    assert done.returncode == 0, done.stdout[-3000:]
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "within_noise"
+    assert report["trend"]["method"].startswith("self_calibration"), report["trend"]
+    assert any("the noise run is another model" in n for n in report["notes"])
 
 
 def test_a_healthy_rerun_is_still_within_noise(tmp_path: Path, trained: dict[str, list]) -> None:

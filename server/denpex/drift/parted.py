@@ -9,7 +9,8 @@ norm on every healthy rerun of the tuning architectures (OPT's ReLU MLP; 5e-3 on
 and at most 0.4% before the onset of every fault they detect. So once the median tensor stands
 a tenth of its norm apart, what the verdict finds *later* says nothing; what it found up to
 that checkpoint (a run bit-identical to its reference until a fault, a jump that parted them)
-still does.
+still does. Runs already apart at their *first* compared checkpoint give nothing to judge:
+neither a fault (a chaotic rerun looks the same) nor health.
 """
 
 from __future__ import annotations
@@ -76,6 +77,36 @@ def before_parting(
     count = len(kept.levers) + len(kept.jumps) + (kept.change is not None)
     kept.dropped = count < len(levers) + len(jumps) + (change is not None)
     return kept
+
+
+def from_start(series: Sequence[StepDiff]) -> tuple[int, float] | None:
+    """The first compared checkpoint and its median tensor's relative distance, when the run
+    and the reference are already different models there; None when they are not."""
+    for step in sorted(series, key=lambda s: s.step):
+        rel = median_rel(step)
+        if rel is not None:
+            return (step.step, rel) if rel >= PARTED else None
+    return None
+
+
+def from_start_note(apart: tuple[int, float]) -> str:
+    step, rel = apart
+    return (
+        "the run and the reference are different models from the first compared checkpoint "
+        f"(step {step}: the median tensor stands {rel:.0%} of its norm apart): they did not "
+        "start from the same weights and data, or the training parts healthy reruns within one "
+        "checkpoint interval. No comparison with this reference can tell a fault there: compare "
+        "two healthy reruns to know which, and save earlier checkpoints"
+    )
+
+
+def noise_from_start_note(apart: tuple[int, float]) -> str:
+    step, rel = apart
+    return (
+        f"the noise run is another model than the reference from its first compared checkpoint "
+        f"(step {step}: the median tensor {rel:.0%} of its norm apart): it gives no envelope, "
+        "self-calibration is used instead"
+    )
 
 
 def note(split: int) -> str:

@@ -151,7 +151,23 @@ def assess(
         notes.insert(0, "every compared element is equal")
         return Assessment("identical", False, None, None, trend, None, notes)
 
+    apart = parted.from_start(series)
+    if apart is not None and all(math.isfinite(j.max_abs) for j in sudden.jumps(steps, tracks)):
+        # Nothing to judge, neither a fault (a chaotic rerun looks the same) nor health; a
+        # value turned NaN/Inf is never chance and is still judged below.
+        trend["method"] = "none"
+        trend["parted_step"] = apart[0]
+        return Assessment(
+            "not_comparable", False, None, None, trend, None,
+            [parted.from_start_note(apart), *notes],
+        )  # fmt: skip
+
     noise_tracks: Tracks | None = None
+    noise_apart = parted.from_start(noise) if noise else None
+    if noise_apart is not None:
+        # Any departure would sit inside the envelope of a run that is another model.
+        notes.append(parted.noise_from_start_note(noise_apart))
+        noise = None
     if noise:
         by_step = {s.step: s for s in noise}
         missing = [s for s in steps if s not in by_step]

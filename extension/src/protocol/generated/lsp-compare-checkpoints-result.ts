@@ -111,7 +111,7 @@ export interface DenpexDriftReport {
     notes: string[];
   };
   /**
-   * see docs/drift-statistics.md; step_change, not_comparable and single_point were added within version 1 (additive): not_comparable means no tensor could be compared (exit code 2); single_point means two single checkpoints (files or model folders) differ, and one point cannot show a trend, so it is neither cleared nor flagged (exit code 0)
+   * see docs/drift-statistics.md; step_change, not_comparable and single_point were added within version 1 (additive): not_comparable means no tensor could be compared, or the run and the reference were already different models at the first compared checkpoint (trend.parted_step), so nothing can be judged (exit code 2); single_point means two single checkpoints (files or model folders) differ, and one point cannot show a trend, so it is neither cleared nor flagged (exit code 0)
    */
   verdict:
     | "identical"
