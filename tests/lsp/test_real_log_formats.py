@@ -324,6 +324,16 @@ CASES = [
     Case("t902", "nan-inf-loss"),  # PaddleDetection: values as strings, 'loss': 'nan'
     Case("t917", "nccl-internal-error"),  # NCCL WARN Could not find real path of /sys/...
     Case("t921", "shape-mismatch"),  # HF: Image features and image tokens do not match
+    # Part U's dev halves.
+    Case("u118", "nan-inf-loss"),  # ppcls: loss: nan, then an eval loss of exactly 0.00000
+    Case("u123", "checkpoint-load-error"),  # MindSpore: For 'load_param_into_net', ... shape
+    Case("u124", "checkpoint-load-error"),  # pickle data was truncated, in paddle.load
+    Case("u133", "checkpoint-load-error"),  # Paddle fluid.io.load_params: Shape not matching
+    Case("u140", "shape-mismatch"),  # PaddleSeg: Shape of pred and `label should be equal
+    Case("u218", None),  # TRL DPO: only the logged mean logits are NaN, log-probs finite
+    Case("u322", "process-killed-signal", 0, "medium"),  # Windows 0xC0000094 via mp.spawn
+    Case("u326", "nan-inf-loss"),  # icefall --inf-check: The sum of ... is not finite
+    Case("u338", "cuda-oom"),  # PyCUDA: pycuda._driver.MemoryError: cuMemAlloc failed
 ]
 
 

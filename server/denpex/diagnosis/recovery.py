@@ -22,7 +22,11 @@ _KEY_MAX = 64
 @functools.lru_cache(maxsize=64)
 def _finite_after(key: str) -> re.Pattern[bytes]:
     # Not inside a longer key ("cls_loss = 87.3" is not "loss = "), then a number.
-    return re.compile(rb"(?<![A-Za-z0-9_.])" + re.escape(key.encode("utf-8")) + rb"\[?-?[0-9]")
+    # A value of exactly zero does not clear it: a NaN masked to 0 ("loss: 0.00000" after
+    # "loss: nan") is the same broken series, not a step the scaler skipped.
+    return re.compile(
+        rb"(?<![A-Za-z0-9_.])" + re.escape(key.encode("utf-8")) + rb"\[?-?[0-9]*\.?[0-9]*[1-9]"
+    )
 
 
 def _finite_value_of(match: re.Match[str] | None) -> re.Pattern[bytes] | None:
