@@ -24,6 +24,7 @@ from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.tracks import Departure
 
 PARTED = 0.1  # the median tensor's distance from the reference, relative to its own norm
+DIFFERENT = 0.5  # ... and, at the first checkpoint, the share of compared elements that differ
 
 
 def median_rel(step: StepDiff) -> float | None:
@@ -81,11 +82,17 @@ def before_parting(
 
 def from_start(series: Sequence[StepDiff]) -> tuple[int, float] | None:
     """The first compared checkpoint and its median tensor's relative distance, when the run
-    and the reference are already different models there; None when they are not."""
+    and the reference are already different models there (the median tensor ``PARTED`` apart
+    and ``DIFFERENT`` of the compared elements changed: a few corrupted elements in small
+    tensors are not another model); None when they are not."""
     for step in sorted(series, key=lambda s: s.step):
         rel = median_rel(step)
-        if rel is not None:
-            return (step.step, rel) if rel >= PARTED else None
+        if rel is None:
+            continue
+        ok = [t for t in step.tensors if t.status == "ok"]
+        numel = sum(t.numel for t in ok)
+        apart = rel >= PARTED and sum(t.mismatched for t in ok) >= DIFFERENT * numel
+        return (step.step, rel) if apart else None
     return None
 
 
