@@ -17,8 +17,9 @@ torch = pytest.importorskip("torch")
 
 from denpex.demo.tinyrun import FaultSpec, simulate_replicas, simulate_run  # noqa: E402
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff  # noqa: E402
+from denpex.drift.replica_verdict import assess_replicas  # noqa: E402
 from denpex.drift.stats import mann_kendall  # noqa: E402
-from denpex.drift.verdict import assess, assess_replicas  # noqa: E402
+from denpex.drift.verdict import assess  # noqa: E402
 from denpex.errors import InputError  # noqa: E402
 
 STEPS = 100

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 
 from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.replica_verdict import assess_replicas
 from denpex.drift.report import DriftReport, Point
 from denpex.drift.sources import Progress, Series, open_source, resolve_device
-from denpex.drift.verdict import Assessment, assess, assess_replicas
+from denpex.drift.verdict import Assessment, assess
 from denpex.errors import InputError
 
 

@@ -29,13 +29,16 @@ def one_point(point: StepDiff, judged: Assessment, noise: StepDiff | None) -> As
     """``judged``: the series verdict on this single point, kept when nothing was compared
     or when the two are bitwise equal; otherwise replaced by ``single_point``."""
     missing = point.not_compared
-    if judged.verdict == "not_comparable" or (not point.differs and not missing):
+    apart = "parted_step" in judged.trend  # compared, and found to be two different models
+    if (judged.verdict == "not_comparable" and not apart) or (not point.differs and not missing):
         return judged
     notes = [
         "one checkpoint pair: a single point cannot show a trend, so the difference is "
         "neither cleared nor flagged; compare the two runs' checkpoint series (with "
         "--noise-ref, a second healthy run) to judge it"
     ]
+    if apart:
+        notes.append(judged.notes[0])
     if point.differs:
         notes.append(
             f"global l2 {point.l2:.3g} (relative {point.rel_l2:.3g}), "

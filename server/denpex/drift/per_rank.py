@@ -22,7 +22,8 @@ from typing import Any
 from denpex.checkpoints.discover import Checkpoint, Pairs, rank_files
 from denpex.checkpoints.layouts import open_checkpoint
 from denpex.drift.model import ReplicaStep
-from denpex.drift.verdict import Assessment, assess_replicas
+from denpex.drift.replica_verdict import assess_replicas
+from denpex.drift.verdict import Assessment
 from denpex.errors import InputError
 
 
