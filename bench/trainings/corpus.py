@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 11 (2026-12-05): the forty-six architectures of rotations 1 to 10 are all tuning now
-# (rotation 10 held out MobileViT, Nystromformer, Perceiver, PatchTST and DINOv2); five new ones
-# (LeViT, SqueezeBERT, GPT-Neo, Jamba, ESM), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (16da12a, frozen before their code was written; their runs trained
+# Rotation 12 (2026-12-05): the fifty-one architectures of rotations 1 to 11 are all tuning now
+# (rotation 11 held out LeViT, SqueezeBERT, GPT-Neo, Jamba and ESM); five new ones
+# (ProphetNet, OLMo 2, Reformer, CvT, FocalNet), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (95631c1, frozen before their code was written; their runs trained
 # after it was committed), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
@@ -30,8 +30,8 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "whisper", "codegen", "lstm", "regnet", "bart", "funnel", "albert", "fnet",
           "recurrentgemma", "swiftformer", "poolformer", "bigcode", "convbert", "pegasus",
           "gcnn", "densenet", "mobilevit", "nystromformer", "perceiver", "patchtst",
-          "dinov2")  # fmt: skip
-HELD_OUT = ("levit", "squeezebert", "gptneo", "jamba", "esm")
+          "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm")  # fmt: skip
+HELD_OUT = ("prophetnet", "olmo2", "reformer", "cvt", "focalnet")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -107,6 +107,12 @@ _RECIPES = {
     "gptneo": (Recipe(weight_decay=0.01, clip=0.5), "deepspeed"),
     "jamba": (Recipe(bf16=True, lr=1e-3), "hf"),
     "esm": (Recipe(clip=None, warmup=5, weight_decay=0.05), "pt"),
+    "prophetnet": (Recipe(weight_decay=0.01, warmup=5), "safetensors"),
+    "olmo2": (Recipe(clip=0.5, lr=1e-3), "dcp"),
+    "reformer": (Recipe(clip=None, weight_decay=0.01), "hf"),
+    # CvT's BatchNorm sits inside its attention; trained with AdamW, as MobileViT and its paper.
+    "cvt": (Recipe(weight_decay=0.05, warmup=5), "deepspeed"),
+    "focalnet": (Recipe(bf16=True, clip=None, weight_decay=0.05), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -749,6 +749,96 @@ def _esm() -> nn.Module:
     return EsmForMaskedLM(cfg)
 
 
+def _prophetnet() -> nn.Module:
+    from transformers import ProphetNetConfig, ProphetNetForConditionalGeneration
+
+    _hf_quiet()
+    # ProphetNet: an encoder-decoder whose decoder runs a main stream and a second, n-gram
+    # stream side by side through one shared self-attention, the n-gram stream predicting a
+    # token further ahead from learned n-gram embeddings, with relative position buckets;
+    # post-norm layers with learned absolute positions in the encoder. Trained on its main
+    # stream's loss alone (transformers' disable_ngram_loss): with the n-gram stream scored
+    # too, the loss stayed at chance over the 120 steps on these chains.
+    cfg = ProphetNetConfig(
+        vocab_size=VOCAB, hidden_size=64, encoder_ffn_dim=128, decoder_ffn_dim=128,
+        num_encoder_layers=2, num_decoder_layers=2, num_encoder_attention_heads=4,
+        num_decoder_attention_heads=4, max_position_embeddings=SEQ, ngram=2, num_buckets=8,
+        relative_max_distance=SEQ // 2, dropout=0.0, attention_dropout=0.0,
+        activation_dropout=0.0, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return ProphetNetForConditionalGeneration(cfg)
+
+
+def _olmo2() -> nn.Module:
+    from transformers import Olmo2Config, Olmo2ForCausalLM
+
+    _hf_quiet()
+    # OLMo 2: the norms moved behind the sublayers (each branch's output is RMS-normed before
+    # it joins the residual stream, no norm in front of attention or MLP), RMS norms over the
+    # whole query and key widths, rotary positions, a SwiGLU MLP.
+    cfg = Olmo2Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=SEQ,
+        tie_word_embeddings=False, pad_token_id=None, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return Olmo2ForCausalLM(cfg)
+
+
+def _reformer() -> nn.Module:
+    from transformers import ReformerConfig, ReformerForMaskedLM
+
+    _hf_quiet()
+    # Reformer: reversible residual layers (the backward pass recomputes each layer's
+    # activations from its outputs instead of storing them), chunked local attention
+    # (chunks of 8 tokens attending to themselves and their neighbours), axial position
+    # embeddings factored over a 4x8 grid, pre-norm.
+    cfg = ReformerConfig(
+        vocab_size=VOCAB, hidden_size=64, num_attention_heads=4, attention_head_size=16,
+        attn_layers=["local", "local"], feed_forward_size=128, axial_pos_embds=True,
+        axial_pos_shape=[4, 8], axial_pos_embds_dim=[32, 32], max_position_embeddings=SEQ,
+        local_attn_chunk_length=8, local_num_chunks_before=1, local_num_chunks_after=1,
+        is_decoder=False, hidden_dropout_prob=0.0, local_attention_probs_dropout_prob=0.0,
+        lsh_attention_probs_dropout_prob=0.0, pad_token_id=0, eos_token_id=1,
+        chunk_size_lm_head=0, chunk_size_feed_forward=0,
+    )  # fmt: skip
+    return ReformerForMaskedLM(cfg)
+
+
+def _cvt() -> nn.Module:
+    from transformers import CvtConfig, CvtForImageClassification
+
+    _hf_quiet()
+    # CvT: overlapping convolutional token embeddings at each stage, and queries, keys and
+    # values each made by a depthwise 3x3 convolution with BatchNorm (keys and values
+    # strided 2) before their Linear projections; no position embedding; a class token in
+    # the last stage only.
+    cfg = CvtConfig(
+        num_channels=3, patch_sizes=[3, 3], patch_stride=[2, 2], patch_padding=[1, 1],
+        embed_dim=[32, 64], num_heads=[2, 4], depth=[2, 2], mlp_ratio=[2.0, 2.0],
+        attention_drop_rate=[0.0, 0.0], drop_rate=[0.0, 0.0], drop_path_rate=[0.0, 0.0],
+        qkv_bias=[True, True], cls_token=[False, True], qkv_projection_method=["dw_bn", "dw_bn"],
+        kernel_qkv=[3, 3], padding_kv=[1, 1], stride_kv=[2, 2], padding_q=[1, 1],
+        stride_q=[1, 1], num_labels=CLASSES,
+    )  # fmt: skip
+    return CvtForImageClassification(cfg)
+
+
+def _focalnet() -> nn.Module:
+    from transformers import FocalNetConfig, FocalNetForImageClassification
+
+    _hf_quiet()
+    # FocalNet: no attention; focal modulation instead. One projection makes a query, a
+    # context and gates; stacked depthwise convolutions (3x3, then 5x5) gather the context
+    # at two levels plus a global average, gated and summed into a modulator that multiplies
+    # the query. Pre-norm LayerNorm, patch-merging convolutions between the stages.
+    cfg = FocalNetConfig(
+        image_size=IMAGE, patch_size=2, num_channels=3, embed_dim=32, depths=[2, 2],
+        focal_levels=[2, 2], focal_windows=[3, 3], mlp_ratio=2.0, drop_path_rate=0.0,
+        hidden_dropout_prob=0.0, use_layerscale=False, num_labels=CLASSES,
+    )  # fmt: skip
+    return FocalNetForImageClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1297,5 +1387,42 @@ ARCHS: dict[str, Arch] = {
         Arch("esm", _esm, _tokens, _masked_loss,
              _lm_sites("esm.encoder.layer", "attention.self.query", "intermediate.dense",
                        "esm.embeddings.word_embeddings", "LayerNorm")),
+        # Rotation 12's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection;
+        # ProphetNet: the encoder's query_proj, as BART's; CvT, whose query is a depthwise
+        # convolution with BatchNorm and then a Linear: that Linear, projection_query, as
+        # LeViT's Linear in front of its BatchNorm; Reformer: its local attention's query;
+        # FocalNet, which has no attention: its modulation's projection_in, the Linear that
+        # makes the query, context and gates from the hidden state, as q/k/v read it), layer
+        # 1's first MLP projection (ProphetNet: the encoder's intermediate Linear; OLMo 2,
+        # SwiGLU: up_proj, as Gemma's; Reformer: its feed-forward's first dense; CvT and
+        # FocalNet, whose layers are counted in their first stage, as Swin's: the MLP's first
+        # Linear), the token (patch) embedding the model calls (ProphetNet: the encoder's
+        # word_embeddings, as BART's; CvT: its first stage's overlapping convolutional token
+        # embedding, as SegFormer's; FocalNet: its patch convolution, as ViT's), layer 1's
+        # pre-MLP norm (Reformer, CvT and FocalNet, pre-norm: the norm in front of the MLP;
+        # ProphetNet, post-norm: the norm between attention and MLP; OLMo 2, which has no
+        # norm in front of its MLP: the RMS norm on its attention's output, the one between
+        # attention and MLP, as post-norm nets' norm). CvT has BatchNorm in its attention.
+        Arch("prophetnet", _prophetnet, _tokens, _seq2seq_loss,
+             _lm_sites("prophetnet.encoder.layers", "self_attn.query_proj",
+                       "feed_forward.intermediate", "prophetnet.encoder.word_embeddings",
+                       "self_attn_layer_norm")),
+        Arch("olmo2", _olmo2, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("reformer", _reformer, _tokens, _masked_loss,
+             _lm_sites("reformer.encoder.layers", "attention.self_attention.query",
+                       "feed_forward.dense.dense", "reformer.embeddings.word_embeddings",
+                       "feed_forward.layer_norm")),
+        Arch("cvt", _cvt, _images, _class_loss,
+             {"attention": "cvt.encoder.stages.0.layers.0.attention.attention.projection_query",
+              "mlp": "cvt.encoder.stages.0.layers.1.intermediate.dense",
+              "embedding": "cvt.encoder.stages.0.embedding.convolution_embeddings.projection",
+              "norm": "cvt.encoder.stages.0.layers.1.layernorm_after"},
+             batchnorm=True),
+        Arch("focalnet", _focalnet, _images, _class_loss,
+             _lm_sites("focalnet.encoder.stages.0.layers", "modulation.projection_in", "mlp.fc1",
+                       "focalnet.embeddings.patch_embeddings.projection", "norm2")),
     )
 }  # fmt: skip
