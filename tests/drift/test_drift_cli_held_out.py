@@ -1,14 +1,15 @@
-"""A held-out architecture end to end through the CLI (issue 9): GPT-Neo (transformers; layers
-alternating global causal attention and attention within a window of 8 tokens, q/k/v without
-biases, learned absolute positions), trained on the CPU by bench/trainings exactly as in the
-corpus (rotation 11 holds `gptneo` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation11/), judged by `denpex drift --json` as a real subprocess. Its
-one measurement (heldout-gptneo.txt, rule 16da12a) flagged none of its nine healthy reruns, with
-or without a noise reference; the two used here are a one-thread rerun split in four
-micro-batches and a two-thread rerun whose four micro-batches are shuffled. A permanent 1e-2
-compute fault on layer 0's query and a bit flip in its weight are flagged from the first
-checkpoint after their onset. Rotation 10 trained its held-out PatchTST here, rotation 9 the
-gated conv LM, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
+"""A held-out architecture end to end through the CLI (issue 9): OLMo 2 (transformers; a
+decoder whose norms sit behind each sublayer and normalise the full query and key widths),
+trained on the CPU by bench/trainings exactly as in the corpus (rotation 12 holds `olmo2` out
+of threshold tuning; its runs are measured in docs/measurements/drift-rotation12/), judged by
+`denpex drift --json` as a real subprocess. Its one measurement (heldout-olmo2.txt, rule
+9c821ed) flagged none of its nine healthy reruns, with or without a noise reference; the two
+used here are a one-thread rerun split in four micro-batches and a two-thread rerun whose four
+micro-batches are shuffled. A permanent 1e-2 compute fault on layer 0's query and a bit flip
+in its weight are flagged from the first checkpoint after their onset. Rotation 11 trained its
+held-out GPT-Neo here, rotation 10 PatchTST,
+rotation 9 the gated conv LM, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are
+tuning now."""
 
 from __future__ import annotations
 
@@ -27,10 +28,10 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "gptneo"
+ARCH = "olmo2"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch gptneo --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch olmo2 --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
