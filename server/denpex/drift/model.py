@@ -150,6 +150,11 @@ class StepDiff:
     def mismatched(self) -> int:
         return sum(t.mismatched for t in self._ok())
 
+    @property
+    def numel(self) -> int:
+        """Elements compared (of the tensors compared), the whole ``mismatched`` counts in."""
+        return sum(t.numel for t in self._ok())
+
     def top_tensors(self, k: int = 5) -> list[TensorDiff]:
         # NaN distances first: they sort nowhere in particular otherwise.
         return sorted(self._ok(), key=lambda t: _sort_key(t.diff_sq), reverse=True)[:k]

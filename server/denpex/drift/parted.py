@@ -89,9 +89,7 @@ def from_start(series: Sequence[StepDiff]) -> tuple[int, float] | None:
         rel = median_rel(step)
         if rel is None:
             continue
-        ok = [t for t in step.tensors if t.status == "ok"]
-        numel = sum(t.numel for t in ok)
-        apart = rel >= PARTED and sum(t.mismatched for t in ok) >= DIFFERENT * numel
+        apart = rel >= PARTED and step.mismatched >= DIFFERENT * step.numel
         return (step.step, rel) if apart else None
     return None
 
