@@ -334,6 +334,13 @@ CASES = [
     Case("u322", "process-killed-signal", 0, "medium"),  # Windows 0xC0000094 via mp.spawn
     Case("u326", "nan-inf-loss"),  # icefall --inf-check: The sum of ... is not finite
     Case("u338", "cuda-oom"),  # PyCUDA: pycuda._driver.MemoryError: cuMemAlloc failed
+    Case("v210", "host-oom"),  # fork(): "[Errno 12]  Cannot allocate memory", two spaces
+    Case("v312", "nan-inf-loss"),  # SpeechBrain: Parameter is not finite: Parameter containing
+    Case("v319", "loss-scale-overflow"),  # icefall's NOTE block without its exit line
+    Case("v325", "loss-spike"),  # TF slim: "global step 327: loss = 3417.7632"
+    Case("v414", "process-killed-signal"),  # bash in a French locale: Processus arrêté
+    Case("v430", "shape-mismatch"),  # boolean-mask indexing with a mask of another shape
+    Case("v524", "checkpoint-save-error"),  # Windows torch.save: ..\caffe2\...unexpected pos
 ]
 
 
