@@ -335,6 +335,7 @@ CASES = [
     Case("u326", "nan-inf-loss"),  # icefall --inf-check: The sum of ... is not finite
     Case("u338", "cuda-oom"),  # PyCUDA: pycuda._driver.MemoryError: cuMemAlloc failed
     Case("v210", "host-oom"),  # fork(): "[Errno 12]  Cannot allocate memory", two spaces
+    Case("v226", "cuda-oom"),  # the allocator's message without its "CUDA out of memory." head
     Case("v312", "nan-inf-loss"),  # SpeechBrain: Parameter is not finite: Parameter containing
     Case("v319", "loss-scale-overflow"),  # icefall's NOTE block without its exit line
     Case("v325", "loss-spike"),  # TF slim: "global step 327: loss = 3417.7632"
