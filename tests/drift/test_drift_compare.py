@@ -72,6 +72,23 @@ def test_localisation_names_the_row_or_column(tmp_path: Path) -> None:
     assert (by["row"].rows, by["row"].cols) == (64, 48)
 
 
+def test_a_conv_kernels_columns_are_its_input_channels(tmp_path: Path) -> None:
+    # Where a difference sits inside a kernel is the model's (the centre tap sees every
+    # position): the taps are summed, and a column is an input channel.
+    g = torch.Generator().manual_seed(3)
+    ref = {"conv": torch.randn(32, 16, 3, 3, generator=g),
+           "depthwise": torch.randn(64, 1, 3, 3, generator=g)}  # fmt: skip
+    run = {k: v + 1e-7 * torch.randn(v.shape, generator=g) for k, v in ref.items()}
+    run["conv"][:, 5] += 1e-3  # every tap of input channel 5
+    run["depthwise"][:, 0, 1, 1] += 1e-3  # the centre tap of every channel
+    diff = compare_readers(*_pair(tmp_path, run, ref), 1, Kernel("cpu"))
+    by = {t.name: t for t in diff.tensors}
+    assert (by["conv"].rows, by["conv"].cols) == (32, 16)
+    assert by["conv"].top_col == 5 and by["conv"].top_col_share > 0.95
+    assert (by["depthwise"].rows, by["depthwise"].cols) == (64, 1)
+    assert by["depthwise"].top_row_share < 0.1
+
+
 def test_torch_kernel_gives_the_numpy_numbers(tmp_path: Path) -> None:
     g = torch.Generator().manual_seed(3)
     ref = {"w": torch.randn(200, 33, generator=g), "h": torch.randn(50, 8, generator=g).bfloat16()}

@@ -26,7 +26,7 @@ import numpy as np
 
 from denpex.checkpoints.reader import Reader, TensorMeta
 from denpex.drift.block_sums import Partial, block_numpy, sq_sum
-from denpex.drift.model import StepDiff, TensorDiff, fold_max
+from denpex.drift.model import StepDiff, TensorDiff, fold_columns, fold_max
 from denpex.errors import InputError
 
 # Elements per block (2 MB of float32): a block's fixed cost (a dozen numpy calls, the
@@ -106,10 +106,11 @@ class Sums:
         self.non_finite += p.non_finite
 
     def diff(self, run: TensorMeta, ref: TensorMeta, target: str) -> TensorDiff:
-        rows, cols = len(self.row_sq), len(self.col_sq)
+        col_sq = fold_columns(self.col_sq, ref.shape)
+        rows, cols = len(self.row_sq), len(col_sq)
         diff_sq = float(np.sum(self.row_sq))
         top_row = int(np.argmax(self.row_sq)) if rows else 0
-        top_col = int(np.argmax(self.col_sq)) if cols else 0
+        top_col = int(np.argmax(col_sq)) if cols else 0
         return TensorDiff(
             name=ref.name,
             numel=ref.numel,
@@ -122,7 +123,7 @@ class Sums:
             top_row=top_row,
             top_row_share=float(self.row_sq[top_row] / diff_sq) if diff_sq > 0 else 0.0,
             top_col=top_col,
-            top_col_share=float(self.col_sq[top_col] / diff_sq) if diff_sq > 0 else 0.0,
+            top_col_share=float(col_sq[top_col] / diff_sq) if diff_sq > 0 else 0.0,
             compared_dtype=target,
             note=_precision_note(run.dtype, ref.dtype, target),
             non_finite=self.non_finite,

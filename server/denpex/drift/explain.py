@@ -14,6 +14,7 @@ from typing import Any
 from denpex import catalog
 from denpex.drift import parted
 from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.thresholds import CALIBRATION
 from denpex.drift.tracks import LOCALISED, Departure
 from denpex.finding import Evidence, Finding, Role
 
@@ -85,11 +86,11 @@ def spread_notes(series: Sequence[StepDiff]) -> list[str]:
     return notes
 
 
-def held_notes(held: list[Departure]) -> list[str]:
-    """Channels that held their tensor's difference from the first checkpoint compared, with no
-    noise reference: not flagged, since healthy reruns do it (an LSTM LM's residual channel in eight
-    of nine, RegNet's squeeze-excitation conv in all six), but a fault older than the
-    comparison looks the same."""
+def held_notes(held: list[Departure], noise: bool) -> list[str]:
+    """Channels that took their tensor's difference over inside the calibration window
+    (``departures._settling``): not flagged, since healthy reruns do it (an LSTM LM's residual
+    channel in eight of nine, RegNet's squeeze-excitation conv in all six, FocalNet's hidden
+    channels), but a fault older than the comparison looks the same."""
     # One tensor can be held by both localised levers: name each channel once.
     channels = list(
         dict.fromkeys(f"{lv.tensor} ({lv.detail['axis']} {lv.detail['index']})" for lv in held)
@@ -99,11 +100,14 @@ def held_notes(held: list[Departure]) -> list[str]:
     names = ", ".join(channels[:3]) + (
         f" and {len(channels) - 3} more" if len(channels) > 3 else ""
     )
+    ask = "" if noise else "pass --noise-ref (a second healthy run), "
     return [
-        f"{names} held most of the difference from the first checkpoint compared on. Healthy "
-        "reruns do this in a channel the model makes sensitive, and so would a fault older "
-        "than the comparison: only a noise reference tells them apart. Run it again with "
-        "--noise-ref (a second healthy run), or compare from an earlier checkpoint"
+        f"{names} took most of the difference within the first {CALIBRATION} checkpoints "
+        "compared. Healthy reruns do this in a channel the model makes sensitive, a different "
+        "one from rerun to rerun, and so would a fault older than the comparison: it is not "
+        f"flagged. To tell them apart, {ask}compare from an earlier checkpoint, or against a "
+        "reference trained with the same threads, kernels and micro-batches (bit-identical "
+        "until a fault)"
     ]
 
 

@@ -34,7 +34,14 @@ from collections import Counter
 import numpy as np
 
 from denpex.drift.compare import compared_dtype
-from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff, TensorStatus
+from denpex.drift.model import (
+    ReplicaStep,
+    StepDiff,
+    TensorDiff,
+    TensorStatus,
+    columns,
+    fold_columns,
+)
 from denpex.drift.report import Place
 from denpex.drift.sources import Series
 from denpex.errors import InputError
@@ -60,6 +67,7 @@ __all__ = ["FingerprintSource", "compare", "is_fingerprint_dir", "replicas"]
 
 
 def _shape_dims(shape: tuple[int, ...]) -> tuple[int, int]:
+    """(rows, flattened columns): the layout the probe sketched."""
     rows = shape[0] if shape else 1
     return rows, int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
 
@@ -76,7 +84,7 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
         max_abs=0.0,
         mismatched=0,
         rows=rows,
-        cols=cols,
+        cols=columns(b.shape),
         compared_dtype=target,
     )
     if a.shape != b.shape:
@@ -99,7 +107,7 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
         if d.size == rows * cols and base.diff_sq > 0:
             sq = (d * d).reshape(rows, cols)
             base.top_row, base.top_row_share = _top(sq.sum(axis=1))
-            base.top_col, base.top_col_share = _top(sq.sum(axis=0))
+            base.top_col, base.top_col_share = _top(fold_columns(sq.sum(axis=0), b.shape))
         return base
     if a.local.size != b.local.size:
         base.status = "unreadable"
@@ -112,7 +120,8 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
     if a.axes is not None and b.axes is not None:
         ax = a.axes - b.axes
         base.top_row, base.top_row_share, base.row_groups = _axis_share(ax[:AXIS_SIZE], rows)
-        base.top_col, base.top_col_share, base.col_groups = _axis_share(ax[AXIS_SIZE:], cols)
+        if len(b.shape) <= 2:  # the sketch buckets flattened columns: a kernel's taps scatter
+            base.top_col, base.top_col_share, base.col_groups = _axis_share(ax[AXIS_SIZE:], cols)
     return base
 
 
@@ -176,8 +185,9 @@ def step_diff(run: Record, ref: Record) -> StepDiff:
             continue
         only = a if a is not None else b
         assert only is not None
-        rows, cols = _shape_dims(only.shape)
+        rows = only.shape[0] if only.shape else 1
         status: TensorStatus = "missing_in_run" if a is None else "missing_in_ref"
+        cols = columns(only.shape)
         out.tensors.append(
             TensorDiff(name, only.numel, 0.0, 0.0, 0.0, 0, rows=rows, cols=cols, status=status)
         )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from denpex.checkpoints.reader import TensorMeta
-from denpex.drift.model import TensorDiff
+from denpex.drift.model import TensorDiff, columns
 from denpex.majority import vote
 
 
@@ -101,7 +101,7 @@ def _non_finite(meta: TensorMeta, ref_sq: float, count: int) -> TensorDiff:
         max_abs=math.nan,
         mismatched=count,
         rows=meta.rows,
-        cols=meta.cols,
+        cols=columns(meta.shape),
         compared_dtype=meta.dtype,
         note=f"{count} non-finite value(s) (NaN/Inf)",
         non_finite=count,

@@ -215,7 +215,7 @@ def assess(
             return result
     trend["benign_top_tensors"] = explain.benign_summary(series)
     notes += explain.spread_notes(series)
-    notes += explain.held_notes([lv for lv in found if lv.lever == HELD])
+    notes += explain.held_notes([lv for lv in found if lv.lever == HELD], noise_tracks is not None)
     if naive["p"] < ALPHA:
         notes.append(
             f"the global distance grows steadily (Mann-Kendall tau {naive['tau']:.2f}) as it does "

@@ -237,7 +237,7 @@ export interface Tensor {
    */
   rows?: number;
   /**
-   * product of the other dims (1-D tensors: 1)
+   * length of dim 1, the columns its spread is measured over (a conv kernel's taps are summed into their input channel; 1-D tensors: 1)
    */
   cols?: number;
   top_row?: number;
