@@ -19,19 +19,20 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 12 (2026-12-05): the fifty-one architectures of rotations 1 to 11 are all tuning now
-# (rotation 11 held out LeViT, SqueezeBERT, GPT-Neo, Jamba and ESM); five new ones
-# (ProphetNet, OLMo 2, Reformer, CvT, FocalNet), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (95631c1, frozen before their code was written, then 9c821ed, a
-# fix found by a unit test, frozen before any of their runs was judged), are held out.
+# Rotation 13 (2026-12-05): the fifty-six architectures of rotations 1 to 12 are all tuning now
+# (rotation 12 held out ProphetNet, OLMo 2, Reformer, CvT and FocalNet); five new ones
+# (Persimmon, CANINE, MobileNetV1, Autoformer, Hiera), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs was judged), are held
+# out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
           "whisper", "codegen", "lstm", "regnet", "bart", "funnel", "albert", "fnet",
           "recurrentgemma", "swiftformer", "poolformer", "bigcode", "convbert", "pegasus",
           "gcnn", "densenet", "mobilevit", "nystromformer", "perceiver", "patchtst",
-          "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm")  # fmt: skip
-HELD_OUT = ("prophetnet", "olmo2", "reformer", "cvt", "focalnet")
+          "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm", "prophetnet", "olmo2",
+          "reformer", "cvt", "focalnet")  # fmt: skip
+HELD_OUT = ("persimmon", "canine", "mobilenetv1", "autoformer", "hiera")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -113,6 +114,14 @@ _RECIPES = {
     # CvT's BatchNorm sits inside its attention; trained with AdamW, as MobileViT and its paper.
     "cvt": (Recipe(weight_decay=0.05, warmup=5), "deepspeed"),
     "focalnet": (Recipe(bf16=True, clip=None, weight_decay=0.05), "pt"),
+    "persimmon": (Recipe(bf16=True, clip=0.5, warmup=20), "deepspeed"),
+    "canine": (Recipe(clip=None, weight_decay=0.01), "safetensors"),
+    "mobilenetv1": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5),
+        "dcp",
+    ),
+    "autoformer": (Recipe(weight_decay=0.01, warmup=5), "hf"),
+    "hiera": (Recipe(bf16=True, weight_decay=0.05), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

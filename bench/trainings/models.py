@@ -839,6 +839,93 @@ def _focalnet() -> nn.Module:
     return FocalNetForImageClassification(cfg)
 
 
+def _persimmon() -> nn.Module:
+    from transformers import PersimmonConfig, PersimmonForCausalLM
+
+    _hf_quiet()
+    # Persimmon: one fused query_key_value projection whose queries and keys are each
+    # LayerNormed per head before rotary (on half of each head), a squared-ReLU MLP
+    # (dense_h_to_4h, relu(x)**2, dense_4h_to_h), LayerNorms with biases, untied embeddings.
+    cfg = PersimmonConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, qk_layernorm=True, hidden_dropout=0.0,
+        attention_dropout=0.0, tie_word_embeddings=False, pad_token_id=0, bos_token_id=0,
+        eos_token_id=0,
+    )  # fmt: skip
+    return PersimmonForCausalLM(cfg)
+
+
+def _canine() -> nn.Module:
+    from transformers import CanineConfig, CanineForTokenClassification
+
+    _hf_quiet()
+    # CANINE: a character-level encoder with no vocabulary. Each code point is hashed by four
+    # hash functions into four small embedding tables whose slices are concatenated; a
+    # one-layer local-attention transformer reads the characters, a strided convolution
+    # downsamples them 4x into "molecules" for the deep post-norm stack (2 layers), and a
+    # convolution over the characters concatenated with the upsampled molecules feeds a final
+    # one-layer transformer. transformers has no MLM head for it: a token-classification head
+    # over the 128 symbols plays that part (the masked loss reads its per-character logits).
+    cfg = CanineConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=SEQ,
+        downsampling_rate=4, upsampling_kernel_size=4, num_hash_functions=4,
+        num_hash_buckets=64, local_transformer_stride=SEQ, num_labels=VOCAB,
+    )  # fmt: skip
+    return CanineForTokenClassification(cfg)
+
+
+def _mobilenet_v1() -> nn.Module:
+    from transformers import MobileNetV1Config, MobileNetV1ForImageClassification
+
+    _hf_quiet()
+    # MobileNetV1: a plain stack (no residuals) of 13 depthwise-separable blocks, each a
+    # depthwise 3x3 and a pointwise 1x1 convolution, BatchNorm and ReLU6 after every one,
+    # TensorFlow "SAME" padding; a quarter of the paper's widths (8 to 256 channels).
+    cfg = MobileNetV1Config(
+        num_channels=3, image_size=IMAGE, depth_multiplier=0.25, min_depth=8,
+        num_labels=CLASSES, classifier_dropout_prob=0.0,
+    )  # fmt: skip
+    return MobileNetV1ForImageClassification(cfg)
+
+
+def _autoformer() -> nn.Module:
+    from transformers import AutoformerConfig, AutoformerForPrediction
+
+    _hf_quiet()
+    # Autoformer: a probabilistic forecaster (a Student-t head, trained by its likelihood).
+    # Its attention is auto-correlation: queries and keys meet by FFT, the top lags' delays
+    # roll the values; every layer splits its stream into a seasonal part and a trend
+    # (moving average) by series decomposition, the decoder accumulating the trends. The
+    # encoder reads lags 1-3 of the mean-scaled series plus a time feature.
+    cfg = AutoformerConfig(
+        prediction_length=HORIZON, context_length=CONTEXT - 3, input_size=SERIES,
+        lags_sequence=[1, 2, 3], num_time_features=1, d_model=32, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, dropout=0.0, encoder_layerdrop=0.0, decoder_layerdrop=0.0,
+        attention_dropout=0.0, activation_dropout=0.0, label_length=8, moving_average=5,
+        autocorrelation_factor=1,
+    )  # fmt: skip
+    return AutoformerForPrediction(cfg)
+
+
+def _hiera() -> nn.Module:
+    from transformers import HieraConfig, HieraForImageClassification
+
+    _hf_quiet()
+    # Hiera: a hierarchical ViT stripped of convolutions, relative biases and shifted windows.
+    # Stage 0 attends only inside 4x4-token mask units (one fused qkv); stage 1 starts by
+    # max-pooling its queries 2x2 (and projecting the residual wider), then attends globally.
+    # Learned absolute positions, pre-norm LayerNorm, mean pooling.
+    cfg = HieraConfig(
+        embed_dim=32, image_size=[IMAGE, IMAGE], patch_size=[3, 3], patch_stride=[2, 2],
+        patch_padding=[1, 1], mlp_ratio=2.0, depths=[2, 2], num_heads=[2, 4],
+        num_query_pool=1, query_stride=[2, 2], masked_unit_size=[4, 4],
+        masked_unit_attention=[True, False], drop_path_rate=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return HieraForImageClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1081,6 +1168,22 @@ def _forecast_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     return nn.functional.mse_loss(forecast.float(), future, reduction="sum") / (
         total * HORIZON * SERIES
     )
+
+
+def _prediction_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    assert isinstance(batch, tuple)
+    past, future = batch
+    # Autoformer's own loss: the forecast distribution's negative log-likelihood, averaged
+    # over series and horizon; scaled back to the micro-batch's share of the whole batch. Its
+    # one time feature is the step's position in the window.
+    n, steps = past.shape[0], CONTEXT + HORIZON
+    time = (torch.arange(steps, dtype=torch.float32) / steps).expand(n, steps)[..., None]
+    out = model(
+        past_values=past, past_time_features=time[:, :CONTEXT],
+        past_observed_mask=torch.ones_like(past), future_values=future,
+        future_time_features=time[:, CONTEXT:],
+    )  # fmt: skip
+    return out.loss * n / total
 
 
 def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[str, str]:
@@ -1424,5 +1527,44 @@ ARCHS: dict[str, Arch] = {
         Arch("focalnet", _focalnet, _images, _class_loss,
              _lm_sites("focalnet.encoder.stages.0.layers", "modulation.projection_in", "mlp.fc1",
                        "focalnet.embeddings.patch_embeddings.projection", "norm2")),
+        # Rotation 13's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (Persimmon: its fused
+        # query_key_value, as Falcon's; CANINE: the query of the deep stack's layer 0 (its
+        # one-layer character encoders around that stack are not counted, as Funnel counts
+        # its blocks); Autoformer: the encoder's q_proj, whose queries meet the keys by
+        # auto-correlation, as BART's; Hiera, whose layers are counted in its first stage, as
+        # Swin's: its fused qkv, as GPT-2's c_attn), layer 1's first MLP projection
+        # (Persimmon: dense_h_to_4h; CANINE: the intermediate dense; Autoformer: the
+        # encoder's fc1; Hiera: the MLP's fc1), the token (patch) embedding the model calls
+        # (CANINE, which has no token embedding: the first of its four hash-bucket code-point
+        # embeddings; Autoformer, which reads series: the encoder's value projection, the
+        # Linear that makes each step's lagged values a token, as PatchTST's; Hiera: its
+        # patch convolution, as ViT's), layer 1's pre-MLP norm (Persimmon and Hiera,
+        # pre-norm: the norm in front of the MLP; CANINE and Autoformer, post-norm: the norm
+        # between attention and MLP, Autoformer's in front of its series decomposition); for
+        # MobileNetV1 the stem's convolution, the second block's first convolution (the
+        # depthwise convolution of the first block after the stem's), the first convolution
+        # of the first block of the next stage (the depthwise convolution that halves the
+        # map again), and the `conv` convolution's BatchNorm.
+        Arch("persimmon", _persimmon, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.query_key_value", "mlp.dense_h_to_4h",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("canine", _canine, _tokens, _masked_loss,
+             _lm_sites("canine.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "canine.char_embeddings.HashBucketCodepointEmbedder_0",
+                       "attention.output.LayerNorm")),
+        Arch("mobilenetv1", _mobilenet_v1, _images, _class_loss,
+             {"conv": "mobilenet_v1.layer.2.convolution",
+              "conv-late": "mobilenet_v1.layer.6.convolution",
+              "stem": "mobilenet_v1.conv_stem.convolution",
+              "norm": "mobilenet_v1.layer.2.normalization"},
+             batchnorm=True),
+        Arch("autoformer", _autoformer, _series, _prediction_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.value_embedding.value_projection",
+                       "self_attn_layer_norm")),
+        Arch("hiera", _hiera, _images, _class_loss,
+             _lm_sites("hiera.encoder.stages.0.layers", "attn.qkv", "mlp.fc1",
+                       "hiera.embeddings.patch_embeddings.projection", "layernorm_after")),
     )
 }  # fmt: skip
