@@ -22,7 +22,7 @@ CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 13 (2026-12-05): the fifty-six architectures of rotations 1 to 12 are all tuning now
 # (rotation 12 held out ProphetNet, OLMo 2, Reformer, CvT and FocalNet); five new ones
 # (Persimmon, CANINE, MobileNetV1, Autoformer, Hiera), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs was judged), are held
+# /work/helpers/RULE_FROZEN (7398667, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
