@@ -44,6 +44,11 @@ class Jump:
     rms: float
 
 
+def size(j: Jump) -> float:
+    """How far the element moved against its tensor's RMS (inf for NaN/Inf)."""
+    return j.max_abs / j.rms if j.rms > 0 else math.inf
+
+
 def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
     out = []
     for name, track in tracks.items():

@@ -198,7 +198,10 @@ def assess(
         trend["parted_step"] = kept.step
         notes.append(parted.note(kept.step))
     first_lever = min((lv.onset for lv in levers), default=None)
-    first_jump = min(jumps, key=lambda j: j.step) if jumps else None
+    # Several tensors can jump at one checkpoint: the flipped element, and the ones its first
+    # step after the flip moved (a Persimmon flip in a query-key-value weight also moved one
+    # element of the layer's input LayerNorm bias). The flip is the largest against its RMS.
+    first_jump = min(jumps, key=lambda j: (j.step, -sudden.size(j))) if jumps else None
 
     case = _Case(series, trend, notes, run, ref, gpu, host)
     if (
