@@ -185,7 +185,7 @@ def step_diff(run: Record, ref: Record) -> StepDiff:
             continue
         only = a if a is not None else b
         assert only is not None
-        rows = only.shape[0] if only.shape else 1
+        rows, _ = _shape_dims(only.shape)
         status: TensorStatus = "missing_in_run" if a is None else "missing_in_ref"
         cols = columns(only.shape)
         out.tensors.append(

@@ -151,8 +151,9 @@ def assess(
         notes.insert(0, "every compared element is equal")
         return Assessment("identical", False, None, None, trend, None, notes)
 
+    jumps = sudden.jumps(steps, tracks)
     apart = parted.from_start(series)
-    if apart is not None and all(math.isfinite(j.max_abs) for j in sudden.jumps(steps, tracks)):
+    if apart is not None and all(math.isfinite(j.max_abs) for j in jumps):
         # Nothing to judge, neither a fault (a chaotic rerun looks the same) nor health; a
         # value turned NaN/Inf is never chance and is still judged below.
         trend["method"] = "none"
@@ -190,7 +191,6 @@ def assess(
 
     found = departures.find(series, tracks, noise_tracks)
     levers = [lv for lv in found if lv.lever != HELD]
-    jumps = sudden.jumps(steps, tracks)
     change = sudden.step_change(series, tracks)
     kept = parted.before_parting(series, levers, jumps, change)
     levers, jumps, change = kept.levers, kept.jumps, kept.change
