@@ -342,6 +342,11 @@ CASES = [
     Case("v414", "process-killed-signal"),  # bash in a French locale: Processus arrêté
     Case("v430", "shape-mismatch"),  # boolean-mask indexing with a mask of another shape
     Case("v524", "checkpoint-save-error"),  # Windows torch.save: ..\caffe2\...unexpected pos
+    Case("w219", None),  # TensorFlow failing to pin host memory: CUDA_ERROR_OUT_OF_MEMORY
+    Case("w302", "nan-inf-loss"),  # PaddleOCR pads values with x: "loss: nanxxx"
+    Case("w307", "loss-scale-overflow"),  # PaddleNLP: optimizer not run, scale_after: 0.0625
+    Case("w517", "rank-exception", 1, "low"),  # yhrun --wait: task 1: exited abnormally
+    Case("w616", "cuda-illegal-memory-access"),  # the launch timed out and was terminated
 ]
 
 

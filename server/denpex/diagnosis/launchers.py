@@ -51,6 +51,7 @@ class Claim:
     source: str
     line: int
     killed: bool = False  # srun's plain "Killed" (SIGKILL; not its "Out Of Memory")
+    abnormal: bool = False  # srun --wait's "exited abnormally": no success, the code unsaid
 
 
 @dataclass(frozen=True)
@@ -134,12 +135,22 @@ PATTERNS: dict[str, tuple[list[str], re.Pattern[str]]] = {
         ["terminated with the following error"],
         re.compile(r"^-- Process (?P<rank>\d{1,6}) terminated with the following error:"),
     ),
+    # (yhrun: the Tianhe systems' build of srun.)
     "claim_srun": (
-        ["srun: error: "],
+        ["srun: error: ", "yhrun: error: "],
         re.compile(
-            r"srun: error: [A-Za-z0-9._-]{1,255}: tasks? (?P<ranks>[0-9][0-9,-]{0,200}): "
+            r"(?:sr|yhr)un: error: [A-Za-z0-9._-]{1,255}: tasks? (?P<ranks>[0-9][0-9,-]{0,200}): "
             r"(?P<what>Killed|Out Of Memory|Segmentation fault|Aborted|Bus error|Terminated"
             r"|Exited with exit code \d{1,3})"
+        ),
+    ),
+    # srun --wait's report once the first task has ended ("First task exited 60s ago"): the
+    # task that ended without success, its code unsaid.
+    "claim_srun_abnormal": (
+        ["exited abnormally"],
+        re.compile(
+            r"(?:sr|yhr)un: (?:StepId=[0-9.]{1,40} |step:[0-9.]{1,40} )?"
+            r"tasks? (?P<ranks>[0-9][0-9,-]{0,200}): exited abnormally"
         ),
     ),
     # torchelastic tearing down the other workers: their pids, mapped to local ranks below.
@@ -176,6 +187,9 @@ def claims_from(name: str, m: re.Match[str], source: str, line: int) -> list[Cla
     g = m.groupdict()
     kind = name.removeprefix("claim_").replace("_first", "").replace("_legacy", "")
     pid = to_int(g.get("pid"))
+    if name == "claim_srun_abnormal":
+        ranks = _task_list(g["ranks"])
+        return [Claim("srun", r, False, None, None, source, line, abnormal=True) for r in ranks]
     if name == "claim_srun":
         ranks = _task_list(g["ranks"])
         what = g["what"]
@@ -299,7 +313,11 @@ def srun_bad_exit(claims: list[Claim]) -> Claim | None:
     """The first task srun reports exiting with a code of its own. srun then ends the step
     (--kill-on-bad-exit: "_step_signal: Terminating StepId", Slurm's bare "*** STEP ...
     CANCELLED AT ... ***") and SIGKILLs the other tasks, which it reports as "Killed"."""
-    exits = [c for c in claims if c.kind == "srun" and c.exitcode is not None and c.exitcode > 0]
+    exits = [
+        c
+        for c in claims
+        if c.kind == "srun" and (c.abnormal or (c.exitcode is not None and c.exitcode > 0))
+    ]
     return min(exits, key=lambda c: (c.source, c.line), default=None)
 
 
