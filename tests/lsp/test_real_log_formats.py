@@ -347,6 +347,14 @@ CASES = [
     Case("w307", "loss-scale-overflow"),  # PaddleNLP: optimizer not run, scale_after: 0.0625
     Case("w517", "rank-exception", 1, "low"),  # yhrun --wait: task 1: exited abnormally
     Case("w616", "cuda-illegal-memory-access"),  # the launch timed out and was terminated
+    Case("w714", "checkpoint-load-error", 6, "high"),  # HF + DeepSpeed: no valid checkpoint at
+    Case("w724", "checkpoint-load-error"),  # TF restore: Data loss: Checksum does not match
+    Case("w740", "checkpoint-save-error"),  # timm: tmp.pth.tar gone at its rename to last
+    Case("w741", "checkpoint-save-error", 0, "high"),  # HDF5: file write failed, errno 95
+    Case("w745", "checkpoint-load-error"),  # load_state_dict(checkpoint["optimizer"]): KeyError
+    Case("x320", "cuda-environment-mismatch"),  # k2: RuntimeError: named symbol not found
+    Case("x436", "cuda-environment-mismatch"),  # Could not load library cudnn_...dll. Error 126
+    Case("x441", "rendezvous-failure"),  # gloo makeUVDevice(): hostname can't be empty
 ]
 
 
