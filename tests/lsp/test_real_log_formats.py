@@ -355,6 +355,9 @@ CASES = [
     Case("x320", "cuda-environment-mismatch"),  # k2: RuntimeError: named symbol not found
     Case("x436", "cuda-environment-mismatch"),  # Could not load library cudnn_...dll. Error 126
     Case("x441", "rendezvous-failure"),  # gloo makeUVDevice(): hostname can't be empty
+    Case("w521", "dtype-device-mismatch"),  # torch < 1.9: Expected tensor for 'out' ... device
+    Case("w526", "process-killed-signal"),  # MPICH Hydra's box: EXIT CODE: 9
+    Case("w729", "rank-exception"),  # HF tokenizers (Rust) panicked at 'no entry found for key'
 ]
 
 
