@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 13 (2026-12-05): the fifty-six architectures of rotations 1 to 12 are all tuning now
-# (rotation 12 held out ProphetNet, OLMo 2, Reformer, CvT and FocalNet); five new ones
-# (Persimmon, CANINE, MobileNetV1, Autoformer, Hiera), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (7398667, frozen before any of their runs was judged), are held
+# Rotation 14 (2026-12-06): the sixty-one architectures of rotations 1 to 13 are all tuning now
+# (rotation 13 held out Persimmon, CANINE, MobileNetV1, Autoformer and Hiera); five new ones
+# (LED, DiffLlama, MPNet, BEiT, HGNetV2), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs is judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
@@ -31,8 +31,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "recurrentgemma", "swiftformer", "poolformer", "bigcode", "convbert", "pegasus",
           "gcnn", "densenet", "mobilevit", "nystromformer", "perceiver", "patchtst",
           "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm", "prophetnet", "olmo2",
-          "reformer", "cvt", "focalnet")  # fmt: skip
-HELD_OUT = ("persimmon", "canine", "mobilenetv1", "autoformer", "hiera")
+          "reformer", "cvt", "focalnet", "persimmon", "canine", "mobilenetv1", "autoformer",
+          "hiera")  # fmt: skip
+HELD_OUT = ("led", "diffllama", "mpnet", "beit", "hgnetv2")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -122,6 +123,14 @@ _RECIPES = {
     ),
     "autoformer": (Recipe(weight_decay=0.01, warmup=5), "hf"),
     "hiera": (Recipe(bf16=True, weight_decay=0.05), "pt"),
+    "led": (Recipe(bf16=True, weight_decay=0.01, warmup=20), "dcp"),
+    "diffllama": (Recipe(clip=0.5, lr=1e-3), "hf"),
+    "mpnet": (Recipe(bf16=True, clip=None), "safetensors"),
+    "beit": (Recipe(weight_decay=0.05, warmup=5), "deepspeed"),
+    "hgnetv2": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=5e-5, clip=None, warmup=5),
+        "pt",
+    ),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

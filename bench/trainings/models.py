@@ -926,6 +926,95 @@ def _hiera() -> nn.Module:
     return HieraForImageClassification(cfg)
 
 
+def _led() -> nn.Module:
+    from transformers import LEDConfig, LEDForConditionalGeneration
+
+    _hf_quiet()
+    # LED (Longformer encoder-decoder): BART's post-norm encoder-decoder whose encoder attends
+    # only inside a sliding window (8 tokens: each sees 4 either side) through Longformer's
+    # banded attention, with separate query/key/value projections kept for global tokens
+    # (none here); the decoder attends fully. One embedding shared by both and the head.
+    cfg = LEDConfig(
+        d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, vocab_size=VOCAB,
+        max_encoder_position_embeddings=SEQ, max_decoder_position_embeddings=SEQ,
+        attention_window=8, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        decoder_start_token_id=0, pad_token_id=2, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return LEDForConditionalGeneration(cfg)
+
+
+def _diffllama() -> nn.Module:
+    from transformers import DiffLlamaConfig, DiffLlamaForCausalLM
+
+    _hf_quiet()
+    # DiffLlama (the Differential Transformer on Llama): each head's queries and keys are split
+    # in two, and the head attends by the difference of the two softmax maps, the second
+    # weighted by a learned lambda (re-parametrized by four vectors per layer), then an RMS
+    # group norm per head; rotary positions, SwiGLU MLP, RMS norms, grouped keys and values.
+    cfg = DiffLlamaConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=SEQ,
+        attention_dropout=0.0, tie_word_embeddings=False,
+    )  # fmt: skip
+    return DiffLlamaForCausalLM(cfg)
+
+
+def _mpnet() -> nn.Module:
+    from transformers import MPNetConfig, MPNetForMaskedLM
+
+    _hf_quiet()
+    # MPNet: BERT's post-norm masked LM with learned absolute positions (counted past the
+    # padding index) plus a T5-style relative position bias shared by all layers (32 bucketed
+    # distances, one table in the encoder), no token types; the head is tied to the embedding.
+    # Its padding index is 1, the masked loss's mask token: masked tokens get neither a word
+    # nor a position embedding (both rows are zero and frozen) and shift later positions.
+    cfg = MPNetConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ + 2, relative_attention_num_buckets=32,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=1,
+    )  # fmt: skip
+    return MPNetForMaskedLM(cfg)
+
+
+def _beit() -> nn.Module:
+    from transformers import BeitConfig, BeitForImageClassification
+
+    _hf_quiet()
+    # BEiT: a ViT with a learned relative position bias in every layer (over the 4x4 patch
+    # grid, plus the class token), no absolute positions, layer scale on both residual
+    # branches, no bias on the keys, and mean pooling of the patch tokens (then a LayerNorm).
+    cfg = BeitConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        image_size=IMAGE, patch_size=4, num_channels=3, num_labels=CLASSES,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, drop_path_rate=0.0,
+        use_absolute_position_embeddings=False, use_relative_position_bias=True,
+        use_mean_pooling=True, layer_scale_init_value=0.1,
+    )  # fmt: skip
+    return BeitForImageClassification(cfg)
+
+
+def _hgnet_v2() -> nn.Module:
+    from transformers import HGNetV2Config, HGNetV2ForImageClassification
+
+    _hf_quiet()
+    # HGNetV2 (PP-HGNetV2-B style): a four-conv stem with a max-pool branch, then stages of
+    # HG blocks, each a chain of convolutions whose outputs are all concatenated and squeezed
+    # by two 1x1 aggregation convolutions (the later stage's chain is "light": 1x1 then
+    # depthwise), a strided depthwise convolution between the stages; BatchNorm after every
+    # convolution and a learnable scale-and-bias after every ReLU.
+    cfg = HGNetV2Config(
+        num_channels=3, embedding_size=16, stem_channels=[3, 8, 16], hidden_sizes=[32, 64],
+        depths=[2, 1], stage_in_channels=[16, 32], stage_mid_channels=[8, 16],
+        stage_out_channels=[32, 64], stage_num_blocks=[2, 1], stage_numb_of_layers=[3, 3],
+        stage_downsample=[False, True], stage_light_block=[False, True],
+        stage_kernel_size=[3, 3], stage_downsample_strides=[2, 2],
+        stage_names=["stem", "stage1", "stage2"], out_features=["stage2"], out_indices=[2],
+        use_learnable_affine_block=True, num_labels=CLASSES,
+    )  # fmt: skip
+    return HGNetV2ForImageClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1566,5 +1655,37 @@ ARCHS: dict[str, Arch] = {
         Arch("hiera", _hiera, _images, _class_loss,
              _lm_sites("hiera.encoder.stages.0.layers", "attn.qkv", "mlp.fc1",
                        "hiera.embeddings.patch_embeddings.projection", "layernorm_after")),
+        # Rotation 14's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection;
+        # LED: the encoder's sliding-window query, as BART's q_proj; DiffLlama: q_proj, whose
+        # two halves make the two softmax maps; MPNet: the query, q), layer 1's first MLP
+        # projection (LED: the encoder's fc1, as BART's; DiffLlama, SwiGLU: up_proj, as
+        # Gemma's; MPNet: the intermediate dense; BEiT: the MLP's fc1), the token (patch)
+        # embedding the model calls (LED: the encoder's embed_tokens, as BART's; BEiT: its patch
+        # convolution, as ViT's), layer 1's pre-MLP norm (DiffLlama and BEiT, pre-norm: the
+        # norm in front of the MLP; LED and MPNet, post-norm: the norm between attention and
+        # MLP); for HGNetV2 the stem's (first) convolution, the second block's first
+        # convolution (the first convolution of the second HG block of stage 0), the first
+        # convolution of the first block of the next stage (the 1x1 convolution of its first
+        # light layer; the strided depthwise downsampling in front of the block is not a
+        # block's), and the `conv` convolution's BatchNorm. HGNetV2 has BatchNorm throughout.
+        Arch("led", _led, _tokens, _seq2seq_loss,
+             _lm_sites("led.encoder.layers", "self_attn.longformer_self_attn.query", "fc1",
+                       "led.encoder.embed_tokens", "self_attn_layer_norm")),
+        Arch("diffllama", _diffllama, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("mpnet", _mpnet, _tokens, _masked_loss,
+             _lm_sites("mpnet.encoder.layer", "attention.attn.q", "intermediate.dense",
+                       "mpnet.embeddings.word_embeddings", "attention.LayerNorm")),
+        Arch("beit", _beit, _images, _class_loss,
+             _lm_sites("beit.layers", "attention.q_proj", "mlp.fc1",
+                       "beit.embeddings.patch_embeddings.projection", "layernorm_after")),
+        Arch("hgnetv2", _hgnet_v2, _images, _class_loss,
+             {"conv": "encoder.stages.0.blocks.1.layers.0.convolution",
+              "conv-late": "encoder.stages.1.blocks.0.layers.0.conv1.convolution",
+              "stem": "embedder.stem1.convolution",
+              "norm": "encoder.stages.0.blocks.1.layers.0.normalization"},
+             batchnorm=True),
     )
 }  # fmt: skip
