@@ -322,6 +322,39 @@ def test_departure_from_a_bit_exact_reference_is_flagged_at_its_onset() -> None:
     assert "bit_exact_departure" in a.trend["levers"]
 
 
+def _apart_by_round_off(moved: torch.Tensor) -> dict[str, list[torch.Tensor | None]]:
+    """Real Swin numbers: a two-thread rerun stands ~1e-3 of q's norm apart and creeping at
+    step 50, its largest element difference ~2% of the weights' RMS; ``moved`` is added to
+    q from step 60 on."""
+    q, other = [], []
+    for i, step in enumerate(SHAPE_STEPS):
+        creep = 1.5e-4 * (1 + 0.1 * i)
+        q.append(_spread((32, 32), creep, i) + (moved if step >= 60 else 0.0))
+        other.append(_spread((32, 32), creep, 100 + i))
+    return {"q": q, "other": other}
+
+
+def test_a_flip_in_a_run_apart_by_round_off_is_a_sudden_jump() -> None:
+    # Swin's bit-22 flip in a two-thread run: one element moves to 3.6x the largest
+    # difference round-off had reached and holds 12% of the tensor's difference; no healthy
+    # rerun's element did so (tuning: 0 of 204). The 100x rule alone missed it.
+    moved = torch.zeros(32, 32, dtype=torch.float64)
+    moved[0, 22] = 5e-3
+    a = assess(_shape_series(_apart_by_round_off(moved)))
+    assert (a.verdict, a.onset_step) == ("sudden_jump", 60), (a.verdict, a.notes)
+    assert a.trend["jump"]["tensor"] == "q"
+
+
+def test_a_channel_lifted_at_once_is_not_a_jump() -> None:
+    # A x2 fault on one output channel (Swin's fc1) lifts a whole row at once; its largest
+    # element holds a fifth to a quarter of the row, not most of it: a channel, not a flip.
+    moved = torch.zeros(32, 32, dtype=torch.float64)
+    moved[3] = 1.2e-3
+    moved[3, 7] = 4e-3
+    a = assess(_shape_series(_apart_by_round_off(moved)))
+    assert a.verdict != "sudden_jump", (a.verdict, a.notes)
+
+
 @pytest.mark.parametrize("from_start", [True, False])
 def test_noise_envelope_calibrates_on_a_random_walk_but_sees_a_rise(from_start: bool) -> None:
     # A gradient-null parameter (a conv bias ahead of BatchNorm) random-walks: in one healthy

@@ -9,9 +9,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from denpex.drift.model import StepDiff
+from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
     JUMP_FACTOR,
+    JUMP_NOISY_FACTOR,
+    JUMP_NOISY_NUMEL,
+    JUMP_NOISY_OWN,
+    JUMP_NOISY_RISE,
+    JUMP_NOISY_SHARE,
     JUMP_SCALE,
     JUMP_SETTLE,
     JUMP_SINGLE,
@@ -68,10 +73,12 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                 # accumulation split or another) look like a jump from nothing; they are not.
                 continue
             added = t.diff_sq - prev.diff_sq
-            if (
-                t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
-                and t.max_abs >= JUMP_SCALE * rms
-                and t.max_abs**2 >= JUMP_SINGLE * added
+            if t.max_abs >= JUMP_SCALE * rms and (
+                (
+                    t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
+                    and t.max_abs**2 >= JUMP_SINGLE * added
+                )
+                or _stands_out(t, prev)
             ):
                 later = [u.max_abs for u in track[i + 1 :] if u is not None]
                 # A run that blows up to NaN afterwards is still a one-off corruption.
@@ -81,6 +88,23 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                     )
                 break
     return out
+
+
+def _stands_out(t: TensorDiff, prev: TensorDiff) -> bool:
+    """One element leaving the round-off of a run already apart from its reference: round-off
+    spreads over a tensor's elements, a flipped one takes a share of its own at once. The
+    element must also be most of its row's and column's excess: a faulty channel (a row
+    scaled x2) lifts a whole row, whose largest element then holds a fifth of it."""
+    if t.numel < JUMP_NOISY_NUMEL or prev.diff_sq <= 0:
+        return False
+    share, before = t.max_abs**2 / t.diff_sq, prev.max_abs**2 / prev.diff_sq
+    axes = [(n, top) for n, top in ((t.rows, t.top_row_share), (t.cols, t.top_col_share)) if n > 1]
+    return (
+        t.max_abs >= JUMP_NOISY_FACTOR * prev.max_abs
+        and share >= JUMP_NOISY_SHARE
+        and share >= JUMP_NOISY_RISE * before
+        and all(share >= JUMP_NOISY_OWN * top for _, top in axes)
+    )
 
 
 def step_change(series: Sequence[StepDiff], tracks: Tracks) -> StepChange | None:

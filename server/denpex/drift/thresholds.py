@@ -30,6 +30,16 @@ JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
 JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value
 JUMP_SINGLE = 0.5  # ... one element carrying at least half of the added energy
 JUMP_SETTLE = 2.0  # afterwards max |diff| stays within 2x: no steady growth
+# In a run already apart by round-off, max |diff| of a large tensor grows 3x or more, the
+# element then holds >= 10% of the tensor's difference and 5x its share one checkpoint
+# before. Set on the 24 tuning architectures with runs on disk (2026-12-06): flips called
+# sudden_jump 53 -> 59 of 69, no other verdict of their 729 runs changed; no healthy rerun's
+# element moved so (204 reruns), while (2x, 5%, 3x) made four.
+JUMP_NOISY_FACTOR = 3.0
+JUMP_NOISY_SHARE = 0.1
+JUMP_NOISY_RISE = 5.0
+JUMP_NOISY_NUMEL = 256  # a BatchNorm vector's few elements hold such shares by chance
+JUMP_NOISY_OWN = 0.5  # ... and >= half of its row's and its column's share (not a channel)
 STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
 STEP_RISE = 10.0  # ... from a tenth of that or less one checkpoint before (round-off creeps)
 STEP_HOLD = 0.5  # ... and stays above half of that at every later checkpoint
