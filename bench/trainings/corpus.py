@@ -22,7 +22,7 @@ CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 14 (2026-12-06): the sixty-one architectures of rotations 1 to 13 are all tuning now
 # (rotation 13 held out Persimmon, CANINE, MobileNetV1, Autoformer and Hiera); five new ones
 # (LED, DiffLlama, MPNet, BEiT, HGNetV2), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs is judged), are held
+# /work/helpers/RULE_FROZEN (7cf154e, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
