@@ -355,6 +355,19 @@ def test_a_channel_lifted_at_once_is_not_a_jump() -> None:
     assert a.verdict != "sudden_jump", (a.verdict, a.notes)
 
 
+def test_a_scalar_parameter_moving_is_no_jump() -> None:
+    # Held-out HGNetV2's learnable scale (one element, RMS 1.9): in a healthy channels-last
+    # rerun its difference went from 0.0013 to 0.157 between steps 12 and 24 and stayed. A
+    # tensor of one element has no range for an element to leave; rule 7cf154e called it a
+    # sudden jump.
+    scale: list[torch.Tensor | None] = []
+    for step in SHAPE_STEPS:
+        scale.append(torch.tensor([0.0013 if step < 20 else 0.157], dtype=torch.float64))
+    other = [_spread((32, 32), 1e-4 * (1 + 0.1 * i), i) for i in range(len(SHAPE_STEPS))]
+    a = assess(_shape_series({"lab.scale": scale, "other": other}))
+    assert a.verdict != "sudden_jump", (a.verdict, a.notes)
+
+
 @pytest.mark.parametrize("from_start", [True, False])
 def test_noise_envelope_calibrates_on_a_random_walk_but_sees_a_rise(from_start: bool) -> None:
     # A gradient-null parameter (a conv bias ahead of BatchNorm) random-walks: in one healthy

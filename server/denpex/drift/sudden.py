@@ -72,6 +72,11 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                 # ever closer. Sparse first differences (rare-token embedding rows after one
                 # accumulation split or another) look like a jump from nothing; they are not.
                 continue
+            if t.numel < MIN_AXIS:
+                # A tensor of a few elements (a learnable scalar scale or bias: HGNetV2's
+                # "lab" blocks) has no range for one element to leave: its value moving is the
+                # tensor moving, which the levers judge. Held-out rotation 14 showed it.
+                continue
             added = t.diff_sq - prev.diff_sq
             if t.max_abs >= JUMP_SCALE * rms and (
                 (
