@@ -103,12 +103,12 @@ def _stands_out(t: TensorDiff, prev: TensorDiff) -> bool:
     if t.numel < JUMP_NOISY_NUMEL or prev.diff_sq <= 0:
         return False
     share, before = t.max_abs**2 / t.diff_sq, prev.max_abs**2 / prev.diff_sq
-    axes = [(n, top) for n, top in ((t.rows, t.top_row_share), (t.cols, t.top_col_share)) if n > 1]
+    tops = [top for n, top in ((t.rows, t.top_row_share), (t.cols, t.top_col_share)) if n > 1]
     return (
         t.max_abs >= JUMP_NOISY_FACTOR * prev.max_abs
         and share >= JUMP_NOISY_SHARE
         and share >= JUMP_NOISY_RISE * before
-        and all(share >= JUMP_NOISY_OWN * top for _, top in axes)
+        and all(share >= JUMP_NOISY_OWN * top for top in tops)
     )
 
 
