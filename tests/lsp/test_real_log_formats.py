@@ -358,6 +358,12 @@ CASES = [
     Case("w521", "dtype-device-mismatch"),  # torch < 1.9: Expected tensor for 'out' ... device
     Case("w526", "process-killed-signal"),  # MPICH Hydra's box: EXIT CODE: 9
     Case("w729", "rank-exception"),  # HF tokenizers (Rust) panicked at 'no entry found for key'
+    Case("y105", "collective-mismatch"),  # fairseq all_gather_list: unable to unpickle
+    Case("y112", "rank-exception", 1, "high"),  # Lightning: DeadLock detected from rank: 1
+    Case("y124", "ddp-unused-parameters"),  # ZeRO: already been reduced, computed twice
+    Case("y213", "cuda-oom"),  # tt-metal: Not enough space to allocate ... B DRAM buffer
+    Case("y317", "loss-scale-overflow"),  # Paddle: Found inf or nan,current scale is: 0.0
+    Case("y528", "checkpoint-save-error"),  # Caffe: Check failed: proto.SerializeToOstream
 ]
 
 
