@@ -364,6 +364,15 @@ CASES = [
     Case("y213", "cuda-oom"),  # tt-metal: Not enough space to allocate ... B DRAM buffer
     Case("y317", "loss-scale-overflow"),  # Paddle: Found inf or nan,current scale is: 0.0
     Case("y528", "checkpoint-save-error"),  # Caffe: Check failed: proto.SerializeToOstream
+    Case("z025", "nccl-internal-error"),  # Caffe: Check failed: result == ncclSuccess (13 vs. 0)
+    Case("z042", "checkpoint-load-error"),  # Caffe: Cannot copy param 0 weights; shape mismatch
+    Case("z046", "shape-mismatch"),  # Caffe: Number of labels must match number of predictions
+    Case("z048", "dtype-device-mismatch"),  # Chainer: Expect: in_types[1].dtype.kind == i
+    Case("z110", "dtype-device-mismatch"),  # Input type (float) and bias type (c10::Half)
+    Case("z206", "rendezvous-failure"),  # Horovod gloo: HTTP GET request failed too many times
+    Case("z221", "cuda-oom"),  # DataParallel: Caught OutOfMemoryError in replica 0 on device 0
+    Case("z225", "rendezvous-failure"),  # TF collective: current incarnation doesn't match
+    Case("z227", "cuda-environment-mismatch"),  # libc10_cuda.so: cannot open shared object
 ]
 
 
