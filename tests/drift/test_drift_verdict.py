@@ -185,7 +185,13 @@ def test_a_channel_alone_without_noise_reference_asks_for_one() -> None:
     # Healthy DeBERTa-v2 and Whisper reruns showed a row with almost no gradient departing
     # just like this; a noise reference tells the two apart, so the report asks for one.
     alone = assess(series(4, PERMANENT))
-    assert alone.verdict == "gradual_drift" and alone.trend["levers"] == ["localisation"]
+    # Only channels say so: the weight's row (with fc2's column) and the bias's element 21.
+    assert alone.verdict == "gradual_drift"
+    assert alone.trend["levers"] == ["corroborated_localisation", "localisation"]
+    assert {s["name"] for s in alone.trend["suspect_tensors"]} == {
+        "blocks.0.mlp.fc1.weight",
+        "blocks.0.mlp.fc1.bias",
+    }
     assert sum("Run it again with --noise-ref" in n for n in alone.notes) == 1
     calibrated = assess(series(4, PERMANENT), noise())
     assert calibrated.verdict == "gradual_drift"

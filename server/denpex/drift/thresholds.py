@@ -18,6 +18,13 @@ DOMINANT = 0.5
 # checkpoints up to its onset (faults: 22x and more; ConvNeXt's healthy row 28: 8.9x at most).
 ARRIVAL = 12.0
 MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothing about spread
+# A 1-D tensor (a bias, a norm's scale) of at least this many elements localises on one
+# element: a faulty output channel lands on its element as on its weight's row (a LayerNorm
+# channel doubled put 0.93 of its scale's difference on that element while the weight rows'
+# share faded as the run spread). Its elements random-walk one by one, so the element must
+# arrive even with a noise run (departures._crept_in). Set on the tuning runs plus rotation
+# 14 (2026-12-06): 6 more faults found, no verdict of a healthy rerun changed.
+MIN_VECTOR = 32
 MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline
 CORROBORATED = 5.0  # same index in two tensors, both >= 5x uniform; healthy pairs stay < 3.2

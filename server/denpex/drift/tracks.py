@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.thresholds import MIN_AXIS
+from denpex.drift.thresholds import MIN_AXIS, MIN_VECTOR
 
 Tracks = dict[str, list[TensorDiff | None]]
 # The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
@@ -48,9 +48,16 @@ def tracks_of(series: Sequence[StepDiff]) -> Tracks:
     return {n: [_ok(m.get(n)) for m in by_step] for n in names}
 
 
-def axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
+def is_vector(t: TensorDiff) -> bool:
+    """A 1-D tensor (rows=numel, cols=1) long enough for one element to localise."""
+    return t.cols == 1 and t.rows == t.numel >= MIN_VECTOR
+
+
+def axes(t: TensorDiff, vectors: bool = False) -> list[tuple[str, int, int, float]]:
     """(axis, groups, top index, top share) for the axes that can show localisation; the
-    uniform share is 1/groups (the axis's length unless fingerprints folded it)."""
+    uniform share is 1/groups (the axis's length unless fingerprints folded it). With
+    ``vectors``, a 1-D tensor's elements are its rows (the levers; naming a channel keeps
+    to matrices)."""
     out = []
     for axis, n, groups, idx, share in (
         ("row", t.rows, t.row_groups, t.top_row, t.top_row_share),
@@ -58,4 +65,6 @@ def axes(t: TensorDiff) -> list[tuple[str, int, int, float]]:
     ):
         if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
             out.append((axis, groups or n, idx, share))
+    if vectors and is_vector(t):
+        out.append(("row", t.row_groups or t.rows, t.top_row, t.top_row_share))
     return out
