@@ -373,6 +373,7 @@ CASES = [
     Case("z221", "cuda-oom"),  # DataParallel: Caught OutOfMemoryError in replica 0 on device 0
     Case("z225", "rendezvous-failure"),  # TF collective: current incarnation doesn't match
     Case("z227", "cuda-environment-mismatch"),  # libc10_cuda.so: cannot open shared object
+    Case("x204", "process-killed-signal"),  # Ray: RayTaskError(ActorDiedError), an actor died
 ]
 
 
