@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 14 (2026-12-06): the sixty-one architectures of rotations 1 to 13 are all tuning now
-# (rotation 13 held out Persimmon, CANINE, MobileNetV1, Autoformer and Hiera); five new ones
-# (LED, DiffLlama, MPNet, BEiT, HGNetV2), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (7cf154e, frozen before any of their runs was judged), are held
+# Rotation 15 (2026-12-06): the sixty-six architectures of rotations 1 to 14 are all tuning now
+# (rotation 14 held out LED, DiffLlama, MPNet, BEiT and HGNetV2); five new ones (Switch
+# Transformer, ModernBERT, LFM2, TextNet, PatchTSMixer), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
@@ -32,8 +32,8 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "gcnn", "densenet", "mobilevit", "nystromformer", "perceiver", "patchtst",
           "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm", "prophetnet", "olmo2",
           "reformer", "cvt", "focalnet", "persimmon", "canine", "mobilenetv1", "autoformer",
-          "hiera")  # fmt: skip
-HELD_OUT = ("led", "diffllama", "mpnet", "beit", "hgnetv2")
+          "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2")  # fmt: skip
+HELD_OUT = ("switch", "modernbert", "lfm2", "textnet", "patchtsmixer")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -131,6 +131,14 @@ _RECIPES = {
         Recipe(optimizer="sgd", lr=0.05, weight_decay=5e-5, clip=None, warmup=5),
         "pt",
     ),
+    "switch": (Recipe(weight_decay=0.01, warmup=20), "safetensors"),
+    "modernbert": (Recipe(bf16=True, clip=None, weight_decay=0.01), "hf"),
+    "lfm2": (Recipe(bf16=True, clip=0.5, lr=1e-3), "dcp"),
+    "textnet": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=1e-4, clip=None, warmup=5),
+        "deepspeed",
+    ),
+    "patchtsmixer": (Recipe(lr=1e-3, warmup=5), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -1015,6 +1015,101 @@ def _hgnet_v2() -> nn.Module:
     return HGNetV2ForImageClassification(cfg)
 
 
+def _switch() -> nn.Module:
+    from transformers import SwitchTransformersConfig, SwitchTransformersForConditionalGeneration
+
+    _hf_quiet()
+    # Switch Transformer: T5's encoder-decoder (relative position buckets, RMS norms, no
+    # biases, tied embeddings) whose every second MLP is a mixture of four ReLU experts with
+    # top-1 routing: a float32 router picks one expert per token and scales its output by the
+    # router probability. No router jitter (it would draw fresh noise every step) and an
+    # expert capacity of the whole batch, so no token is ever dropped: the accumulation split
+    # is round-off here, not a change of the maths. Expert modules are separate, unfused.
+    cfg = SwitchTransformersConfig(
+        d_model=64, d_kv=16, d_ff=128, num_layers=2, num_sparse_encoder_layers=1,
+        num_decoder_layers=2, num_sparse_decoder_layers=1, num_heads=4, num_experts=4,
+        expert_capacity=BATCH * SEQ, router_jitter_noise=0.0, vocab_size=VOCAB,
+        dropout_rate=0.0, relative_attention_num_buckets=8,
+        relative_attention_max_distance=SEQ // 2, decoder_start_token_id=0, pad_token_id=0,
+        eos_token_id=1,
+    )  # fmt: skip
+    return SwitchTransformersForConditionalGeneration(cfg)
+
+
+def _modernbert() -> nn.Module:
+    from transformers import ModernBertConfig, ModernBertForMaskedLM
+
+    _hf_quiet()
+    # ModernBERT: a pre-norm masked LM with rotary positions, no biases, one fused Wqkv, a
+    # GeGLU MLP whose input and gate come from one fused Wi, LayerNorm on the embeddings and
+    # none in front of layer 0's attention; layers alternate global attention (layer 0) and
+    # sliding-window attention (layer 1: 8 tokens, 4 either side). Its padding index is 1,
+    # the masked loss's mask token (a zero, frozen embedding row, as MPNet's).
+    cfg = ModernBertConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ, global_attn_every_n_layers=2,
+        local_attention=8, embedding_dropout=0.0, mlp_dropout=0.0, attention_dropout=0.0,
+        pad_token_id=1, bos_token_id=0, eos_token_id=0, cls_token_id=0, sep_token_id=0,
+    )  # fmt: skip
+    return ModernBertForMaskedLM(cfg)
+
+
+def _lfm2() -> nn.Module:
+    from transformers import Lfm2Config, Lfm2ForCausalLM
+
+    _hf_quiet()
+    # LFM2: a hybrid decoder whose layers are either grouped-query attention (with RMS norms
+    # on the queries and keys, rotary positions) or a gated short convolution: in_proj makes
+    # three streams B, C and x, B*x runs through a causal depthwise conv1d (kernel 3), C gates
+    # its output, out_proj closes it. Layer 0 attends, layer 1 convolves; both have a SwiGLU
+    # MLP (w1 the gate, w3 the up projection, w2 the down), pre-norm RMS norms.
+    cfg = Lfm2Config(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, block_auto_adjust_ff_dim=False, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, layer_types=["full_attention", "conv"], conv_L_cache=3,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    return Lfm2ForCausalLM(cfg)
+
+
+def _textnet() -> nn.Module:
+    from transformers import TextNetConfig, TextNetForImageClassification
+
+    _hf_quiet()
+    # TextNet (FAST's backbone): a RepVGG-style plain net with no residual connections. Each
+    # layer sums the BatchNormed outputs of parallel branches, its main convolution (3x3, 1x3
+    # or 3x1 in turn), that kernel's column and row parts as convolutions of their own (where
+    # the kernel is wider than 1 that way) and an identity BatchNorm (where the shapes allow),
+    # then ReLU. A 2x2 average pool feeds the classifier. BatchNorm throughout.
+    cfg = TextNetConfig(
+        stem_kernel_size=3, stem_stride=2, stem_num_channels=3, stem_out_channels=16,
+        stem_act_func="relu", hidden_sizes=[16, 16, 32],
+        conv_layer_kernel_sizes=[[[3, 3], [1, 3], [3, 1]], [[3, 3], [3, 1], [1, 3]]],
+        conv_layer_strides=[[1, 1, 1], [2, 1, 1]], image_size=[IMAGE, IMAGE],
+        num_labels=CLASSES, out_features=["stage2"], out_indices=[2],
+        stage_names=["stem", "stage1", "stage2"],
+    )  # fmt: skip
+    return TextNetForImageClassification(cfg)
+
+
+def _patchtsmixer() -> nn.Module:
+    from transformers import PatchTSMixerConfig, PatchTSMixerForPrediction
+
+    _hf_quiet()
+    # PatchTSMixer: an MLP-Mixer for time series. Each series is standardized and cut into
+    # 7 overlapping patches of 8 steps, each patch a token; every layer mixes across the 4
+    # channels, then across the patches (with a one-layer, two-head self-attention added
+    # to that mixer), then across the features, each mixer a pre-norm MLP gated by a softmax
+    # over its own output; a linear head forecasts from the flattened patches.
+    cfg = PatchTSMixerConfig(
+        context_length=CONTEXT, prediction_length=HORIZON, num_input_channels=SERIES,
+        patch_length=8, patch_stride=4, d_model=32, num_layers=2, expansion_factor=2,
+        dropout=0.0, head_dropout=0.0, mode="mix_channel", gated_attn=True, self_attn=True,
+        self_attn_heads=2,
+    )  # fmt: skip
+    return PatchTSMixerForPrediction(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1687,5 +1782,42 @@ ARCHS: dict[str, Arch] = {
               "stem": "embedder.stem1.convolution",
               "norm": "encoder.stages.0.blocks.1.layers.0.normalization"},
              batchnorm=True),
+        # Rotation 15's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection;
+        # Switch: the encoder's q, as T5's; ModernBERT: its fused Wqkv, as Falcon's; LFM2,
+        # whose layer 0 attends: q_proj; PatchTSMixer, whose patch mixer carries the
+        # self-attention: that attention's q_proj), layer 1's first MLP projection (Switch,
+        # whose encoder layer 1 is the mixture of experts, unfused: the first expert's wi, the
+        # first projection of the first expert; ModernBERT: Wi, the fused GeGLU input and gate;
+        # LFM2, SwiGLU: w3, the up projection, as Gemma's up_proj; PatchTSMixer, whose layer
+        # mixes the channels first: the channel mixer's fc1), the token (patch) embedding the
+        # model calls (Switch: the encoder's embed_tokens, as T5's; PatchTSMixer, which reads
+        # series: the patcher, the Linear that makes each patch a token, as PatchTST's), layer
+        # 1's pre-MLP norm (all pre-norm: Switch: the feed-forward's layer_norm, as T5's;
+        # ModernBERT: mlp_norm; LFM2: ffn_norm; PatchTSMixer: the channel mixer's LayerNorm,
+        # in front of its MLP); for TextNet the stem's convolution, the second block's first
+        # convolution (the main convolution of stage 0's second layer), the first convolution
+        # of the first block of the next stage (the main convolution of stage 1's first
+        # layer), and the `conv` convolution's BatchNorm. TextNet has BatchNorm throughout.
+        Arch("switch", _switch, _tokens, _seq2seq_loss,
+             _lm_sites("encoder.block", "layer.0.SelfAttention.q",
+                       "layer.1.mlp.experts.expert_0.wi", "encoder.embed_tokens",
+                       "layer.1.layer_norm")),
+        Arch("modernbert", _modernbert, _tokens, _masked_loss,
+             _lm_sites("model.layers", "attn.Wqkv", "mlp.Wi", "model.embeddings.tok_embeddings",
+                       "mlp_norm")),
+        Arch("lfm2", _lfm2, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "feed_forward.w3",
+                       "model.embed_tokens", "ffn_norm")),
+        Arch("textnet", _textnet, _images, _class_loss,
+             {"conv": "textnet.encoder.stages.0.stage.1.main_conv",
+              "conv-late": "textnet.encoder.stages.1.stage.0.main_conv",
+              "stem": "textnet.stem.conv",
+              "norm": "textnet.encoder.stages.0.stage.1.main_batch_norm"},
+             batchnorm=True),
+        Arch("patchtsmixer", _patchtsmixer, _series, _forecast_loss,
+             _lm_sites("model.encoder.mlp_mixer_encoder.mixers",
+                       "patch_mixer.self_attn_layer.q_proj", "channel_feature_mixer.mlp.fc1",
+                       "model.encoder.patcher", "channel_feature_mixer.norm.norm")),
     )
 }  # fmt: skip
