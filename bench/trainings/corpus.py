@@ -22,7 +22,7 @@ CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 15 (2026-12-06): the sixty-six architectures of rotations 1 to 14 are all tuning now
 # (rotation 14 held out LED, DiffLlama, MPNet, BEiT and HGNetV2); five new ones (Switch
 # Transformer, ModernBERT, LFM2, TextNet, PatchTSMixer), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs was judged), are held
+# /work/helpers/RULE_FROZEN (d6ddbf9, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
