@@ -1,15 +1,15 @@
-"""A held-out architecture end to end through the CLI (issue 9): DiffLlama (transformers; a
-decoder whose attention subtracts a second softmax map scaled by a learned lambda, then
-normalises each head), trained on the CPU by bench/trainings exactly as in the corpus
-(rotation 14 holds `diffllama` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation14/), judged by `denpex drift --json` as a real subprocess.
-Its one measurement (heldout-diffllama.txt, rule 7cf154e) flagged none of its nine healthy
-reruns, with or without a noise reference; the two used here are a one-thread rerun split in
-four micro-batches and a two-thread rerun whose four micro-batches are shuffled. A permanent
-1e-2 compute fault on layer 0's query projection and a bit flip in its weight are flagged
-from the first checkpoint after their onset. Rotation 13 trained its held-out Persimmon here,
-rotation 12 OLMo 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the gated conv LM,
-rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
+"""A held-out architecture end to end through the CLI (issue 9): LFM2 (transformers; a hybrid
+decoder whose first layer is attention with RMS-normed queries and keys and whose second is a
+gated short convolution), trained on the CPU by bench/trainings exactly as in the corpus
+(rotation 15 holds `lfm2` out of threshold tuning; its runs are measured in
+docs/measurements/drift-rotation15/), judged by `denpex drift --json` as a real subprocess.
+Its one measurement (heldout-lfm2.txt, rule d6ddbf9) flagged none of its nine healthy reruns,
+with or without a noise reference; the two used here are a one-thread rerun split in four
+micro-batches and a two-thread rerun whose four micro-batches are shuffled. A permanent 1e-2
+compute fault on layer 0's query projection and a bit flip in its weight are flagged from the
+first checkpoint after their onset. Rotation 14 trained its held-out DiffLlama here, rotation
+13 Persimmon, rotation 12 OLMo 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the
+gated conv LM, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "diffllama"
+ARCH = "lfm2"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch diffllama --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch lfm2 --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
