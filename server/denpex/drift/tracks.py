@@ -63,8 +63,7 @@ def axes(t: TensorDiff, vectors: bool = False) -> list[tuple[str, int, int, floa
         ("row", t.rows, t.row_groups, t.top_row, t.top_row_share),
         ("col", t.cols, t.col_groups, t.top_col, t.top_col_share),
     ):
-        if n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS:
+        spread = n >= MIN_AXIS and t.numel // max(1, n) >= MIN_AXIS
+        if spread or (vectors and axis == "row" and is_vector(t)):
             out.append((axis, groups or n, idx, share))
-    if vectors and is_vector(t):
-        out.append(("row", t.row_groups or t.rows, t.top_row, t.top_row_share))
     return out
