@@ -473,46 +473,65 @@ def test_meta_tensor_in_a_state_dict(tmp_path: Path, command: str) -> None:
 
 
 def _corruptions(valid: str) -> dict[str, str]:
+    """Ways one cache entry (one comparison's file) can be wrong."""
     data = json.loads(valid)
-    key = next(iter(data["steps"]))
+    key = data["key"]
     wrong_types = json.loads(valid)
-    for t in wrong_types["steps"][key]["tensors"]:
+    for t in wrong_types["value"]["tensors"]:
         t["numel"], t["diff_sq"] = "many", [1.0]
     missing = json.loads(valid)
-    del missing["steps"][key]["tensors"]
+    del missing["value"]["tensors"]
     extra = json.loads(valid)
-    extra["steps"][key]["tensors"][0]["__class__"] = "os.system"
+    extra["value"]["tensors"][0]["__class__"] = "os.system"
     return {
         "garbage": "\x00\xff not json at all",
         "truncated": valid[: len(valid) // 2],
         "a_list": "[]",
-        "steps_a_list": json.dumps({"version": 1, "steps": []}),
-        "entry_a_string": json.dumps({"version": 1, "steps": {key: "x"}}),
+        "value_a_list": json.dumps({"version": 2, "key": key, "value": []}),
+        "value_a_string": json.dumps({"version": 2, "key": key, "value": "x"}),
+        "another_key": json.dumps({**data, "key": key + "|/elsewhere:1:1"}),
+        "old_version": json.dumps({**data, "version": 1}),
         "wrong_types": json.dumps(wrong_types),
         "missing_field": json.dumps(missing),
         "unknown_field": json.dumps(extra),
-        "deep": '{"version": 1, "steps": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "deep": '{"version": 2, "key": '
+        + json.dumps(key)
+        + ', "value": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}",
     }
 
 
 def test_corrupt_drift_cache_is_ignored_and_rebuilt(tmp_path: Path) -> None:
+    """Every entry file is replaced by a broken one (or made writable by others, as a
+    planted file would be): the comparison is recomputed, the answer does not change, and
+    each entry is rewritten as it was."""
     run, ref, cache = tmp_path / "run", tmp_path / "ref", tmp_path / "cache"
-    g = torch.Generator().manual_seed(0)
-    for root, scale in ((run, 1.0), (ref, 1.0)):
+    for root in (run, ref):
         root.mkdir()
         for step in (10, 20, 30):
-            w = {"w": torch.randn(16, 16, generator=torch.Generator().manual_seed(step)) * scale}
+            w = {"w": torch.randn(16, 16, generator=torch.Generator().manual_seed(step))}
             save_file(w, str(root / f"step_{step}.safetensors"))
-    del g
     args = ["drift", run, "--ref", ref, "--device", "cpu", "--json", "--cache-dir", cache]
     clean = denpex(*args)
     assert clean.returncode == 0, clean.stderr
-    cache_file = cache / "drift-cache.json"
-    valid = cache_file.read_text()
-    for name, text in _corruptions(valid).items():
-        cache_file.write_text(text)
+    entries = sorted((cache / "drift-cache").glob("*.json"))
+    assert len(entries) == 3  # one file per step compared
+    valid = {e: e.read_text() for e in entries}
+    cases = {
+        name: {e: _corruptions(v)[name] for e, v in valid.items()}
+        for name in _corruptions(next(iter(valid.values())))
+    }
+    cases["writable_by_others"] = valid
+    for name, texts in cases.items():
+        for entry, text in texts.items():
+            entry.write_text(text)
+            if name == "writable_by_others":
+                entry.chmod(0o666)
         done = denpex(*args)
         assert (done.returncode, done.stderr) == (0, ""), (name, done.stderr[-1500:])
         assert json.loads(done.stdout) == json.loads(clean.stdout), name
-        rebuilt = json.loads(cache_file.read_text())
-        assert rebuilt == json.loads(valid), name
+        for entry, text in valid.items():
+            assert json.loads(entry.read_text()) == json.loads(text), name
+            assert entry.stat().st_mode & 0o077 == 0, name

@@ -240,7 +240,8 @@ async def test_a_watched_folder_goes_idle_after_its_check(
     s = await start(tmp_path, settings)
     try:
         await s.wait_for(lambda: _updates(s), TIMEOUT)
-        assert (tmp_path / "cache" / "denpex" / "drift-cache.json").is_file()  # the worker wrote it
+        written = (tmp_path / "cache" / "denpex" / "drift-cache").glob("*.json")
+        assert any(written)  # the worker wrote its cache
         await asyncio.sleep(3)  # past the settle time of any event the check caused
         before, start_s = cpu_seconds(s.pid), asyncio.get_running_loop().time()
         await asyncio.sleep(10)

@@ -1,19 +1,25 @@
 """Remember computed steps so that ``watch`` (and the language server) never recompute one.
 
-One small JSON file per cache directory maps a comparison key to its StepDiff/ReplicaStep.
-The key holds, for every file the comparison read, its path, size and mtime: a rewritten
-checkpoint gets a new key; an unchanged one is never read again.
+A cache directory holds a ``drift-cache/`` folder with one small JSON file per comparison,
+named by a hash of the comparison's key and holding the key itself and its
+StepDiff/ReplicaStep. The key holds, for every file the comparison read, its path, size and
+mtime: a rewritten checkpoint gets a new key; an unchanged one is never read again. One
+file per key keeps a long-lived ``watch`` flat: a lookup reads one file, a new step writes
+one, and nothing is held in memory between them (one JSON of every step, rewritten at each
+step, grew with the run). The folder keeps the ``_MAX_FILES`` entries used last.
 
-The file is ours, but anything may have written it (a crash mid-write on another
-filesystem, a user, another version): an entry that does not rebuild exactly into the
-model's types, field by field, is a miss and gets recomputed; a file that does not parse is
-ignored and rewritten. A cache that cannot be written only costs the next run its time.
+The files are ours, but anything may have written them (a crash mid-write on another
+filesystem, a user, another version, another account where the folder is shared): a file
+is read only as cachedir's ``read_private`` reads one, and an entry that does not rebuild
+exactly into the model's types, field by field, or holds another key, is a miss and gets
+recomputed and rewritten. A cache that cannot be written only costs the next run its time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import types
@@ -22,12 +28,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypeVar
 
-from denpex.cachedir import default_dir
+from denpex.cachedir import default_dir, read_private, write_private
 from denpex.drift.model import ReplicaStep, StepDiff, TensorDiff
 
-_VERSION = 1
-_FILE = "drift-cache.json"
-_MAX_BYTES = 256 << 20  # far beyond any real cache; a larger file is not read
+_VERSION = 2  # 1 was a single drift-cache.json, no longer read
+_FOLDER = "drift-cache"
+_MAX_BYTES = 64 << 20  # one step of a model with millions of tensors; larger is not read
+_MAX_FILES = 20_000  # a few long runs' steps; the oldest-used go first
+_PRUNE_EVERY = 256  # puts between two prunes of a long-lived cache
 T = TypeVar("T")
 
 
@@ -43,10 +51,10 @@ def fingerprint(path: Path) -> str:
 
 class StepCache:
     def __init__(self, directory: str | Path | None) -> None:
-        self.path = Path(directory) / _FILE if directory else None
-        self._data: dict[str, Any] = {}
-        if self.path:
-            self._data = _load(self.path)
+        self.folder = Path(directory) / _FOLDER if directory else None
+        self._puts = 0
+        if self.folder:
+            _prune(self.folder)
 
     def get_step(self, key: str) -> StepDiff | None:
         return self._get(key, _step_from)
@@ -55,40 +63,51 @@ class StepCache:
         return self._get(key, _replicas_from)
 
     def _get(self, key: str, build: typing.Callable[[Any], T]) -> T | None:
-        raw = self._data.get(key)
-        if raw is None:
+        if self.folder is None:
+            return None
+        path = self._path(key)
+        data = read_private(path, _MAX_BYTES)
+        if data is None:
             return None
         try:
-            return build(raw)
-        except _Corrupt:
-            del self._data[key]  # recomputed, then overwritten by put()
-            return None
+            entry = json.loads(data)
+            if (
+                not isinstance(entry, dict)
+                or set(entry) != {"version", "key", "value"}
+                or entry["version"] != _VERSION
+                or entry["key"] != key
+            ):
+                return None
+            value = build(entry["value"])
+        except (ValueError, RecursionError, _Corrupt):  # not JSON, too deep, not our types
+            return None  # recomputed, then overwritten by put()
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used: kept by _prune
+        return value
 
     def put(self, key: str, value: StepDiff | ReplicaStep) -> None:
-        if self.path is None:
+        if self.folder is None:
             return
-        self._data[key] = asdict(value)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(json.dumps({"version": _VERSION, "steps": self._data}))
-            os.replace(tmp, self.path)  # atomic: a reader never sees half a cache
-        except OSError:  # a full disk or a read-only cache dir: the comparison still stands
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        entry = {"version": _VERSION, "key": key, "value": asdict(value)}
+        if write_private(self._path(key), json.dumps(entry).encode()):
+            self._puts += 1
+            if self._puts % _PRUNE_EVERY == 0:
+                _prune(self.folder)
+
+    def _path(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{hashlib.sha256(key.encode()).hexdigest()[:40]}.json"
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        if path.stat().st_size > _MAX_BYTES:
-            return {}
-        loaded = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):  # absent, unreadable, not JSON
-        return {}
-    if not isinstance(loaded, dict) or loaded.get("version") != _VERSION:
-        return {}
-    steps = loaded.get("steps")
-    return steps if isinstance(steps, dict) else {}
+def _prune(folder: Path) -> None:
+    """Remove all but the ``_MAX_FILES`` entries used last."""
+    with contextlib.suppress(OSError):
+        files = list(folder.glob("*.json"))
+        if len(files) <= _MAX_FILES:
+            return
+        files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in files[_MAX_FILES:]:
+            old.unlink()
 
 
 class _Corrupt(Exception):
