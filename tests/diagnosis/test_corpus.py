@@ -21,29 +21,29 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-06 over parts A-Z (parts D to Z
-# labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 1522/1794 = 0.8484, rank
-# recall 144/168 = 0.8571, rank precision 144/148 = 0.9730, collateral recall 0.8279, three
-# collateral ranks named as initiating, six healthy false alarms in 231 (never examined; the
-# pieces' first scorings found eight: two in part N8's test half, one in P8's, one in Q4's,
-# three in R3's, one in T4's; with the rules learnt from dev halves since, six remain). The
-# thread-only test logs are outside these. Each of parts J to Z's test halves was scored once,
-# before any rule looked at it (docs/measurements/corpus-partJ/ to -partZ/): part T's nine
-# pieces gave 126/158 on class, part U's three 50/68, part V's five 61/75, part W's seven
-# 72/91, part X's four 44/48, part Y's six 51/73, part Z's four 56/74. Parts Y and Z lowered
-# the aggregates (A-X alone is unchanged at 1409/1647 and 138/161): their test halves are
-# 54/73 and 57/74 with the rules their dev halves taught, and the floors follow the larger
-# corpus (then 1522: Ray's task wrapper of a dead actor read as the death, two W/Y test logs).
+# Test-split floors, set from the figures measured on 2026-12-06 over parts A-AA (parts D to
+# AA labelled blind by the written protocol before any run; tests/corpus/README.md,
+# "Labelling protocol"; docs/diagnosis.md, "Measured on real logs"): class 1576/1862 =
+# 0.8464, rank recall 146/170 = 0.8588, rank precision 146/150 = 0.9733, collateral recall
+# 0.8299, three collateral ranks named as initiating, seven healthy false alarms in 237 (never
+# examined; the pieces' first scorings found nine: two in part N8's test half, one in P8's,
+# one in Q4's, three in R3's, one in T4's, one in AA5's; with the rules learnt from dev halves
+# since, seven remain). The thread-only test logs are outside these. Each of parts J to AA's
+# test halves was scored once, before any rule looked at it (docs/measurements/corpus-partJ/
+# to -partAA/): part T's nine pieces gave 126/158 on class, part U's three 50/68, part V's
+# five 61/75, part W's seven 72/91, part X's four 44/48, part Y's six 51/73, part Z's four
+# 56/74, part AA's five 49/68. Parts Y to AA lowered the aggregates (A-X alone is unchanged at
+# 1409/1647 and 138/161). The rules part AA's dev half taught left its test half at 49/68
+# and fixed five older test logs (1571 -> 1576); the floors follow the larger corpus.
 FLOORS = {
-    "class_accuracy": 0.8484,
-    "rank_recall": 0.8571,
-    "rank_precision": 0.9730,
-    "collateral_recall": 0.8279,
+    "class_accuracy": 0.8464,
+    "rank_recall": 0.8588,
+    "rank_precision": 0.9733,
+    "collateral_recall": 0.8299,
 }
 CEILINGS = {
     "collateral_as_initiating": 3,
-    "healthy_false_alarms": 6,
+    "healthy_false_alarms": 7,
 }
 
 

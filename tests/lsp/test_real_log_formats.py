@@ -374,6 +374,23 @@ CASES = [
     Case("z225", "rendezvous-failure"),  # TF collective: current incarnation doesn't match
     Case("z227", "cuda-environment-mismatch"),  # libc10_cuda.so: cannot open shared object
     Case("x204", "process-killed-signal"),  # Ray: RayTaskError(ActorDiedError), an actor died
+    Case("aa022", "checkpoint-load-error"),  # Megatron: '--exit-on-missing-checkpoint' set
+    Case("aa025", "nccl-timeout"),  # ROCm: Exception raised from checkTimeout, no message
+    Case("aa101", "rank-stall-before-collective"),  # XLA rendezvous.cc: has been waiting for
+    Case("aa102", "rendezvous-failure"),  # JAX: Did you run your code on all TPU hosts?
+    Case("aa105", "nccl-network-error"),  # gRPC: status = "Unavailable: Socket closed"
+    Case("aa107", "nccl-network-error"),  # TPUEstimator: preemption ... Error: Socket closed
+    Case("aa109", "rendezvous-failure"),  # Open MPI: An error occurred in MPI_Init_thread
+    Case("aa111", "rendezvous-failure"),  # torch_xla: Failed to retrieve mesh configuration
+    Case("aa209", "rendezvous-failure"),  # using file:// rendezvous: rank parameter missing
+    Case("aa226", "cuda-oom"),  # PhysX: PxgCudaDeviceMemoryAllocator fail to allocate
+    Case("aa233", "nan-inf-loss"),  # AssertionError: {'action': array([nan, nan, ...
+    Case("aa242", "cuda-environment-mismatch"),  # flash-attn: Expected is_sm90 || is_sm8x
+    Case("aa323", "nan-inf-loss"),  # TF Estimator: NanLossDuringTrainingError
+    Case("aa405", "nccl-internal-error"),  # aws-ofi-nccl: Couldn't find any optimal provider
+    Case("aa415", "rendezvous-failure"),  # elastic: Maximum number of nodes (4) exceeded
+    Case("aa418", "rendezvous-failure"),  # torch_xla: Failed to meet rendezvous 'loss_reduce'
+    Case("aa419", "nccl-network-error"),  # TF: UnavailableError'>, Stream removed
 ]
 
 
