@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -326,6 +327,54 @@ def test_departure_from_a_bit_exact_reference_is_flagged_at_its_onset() -> None:
     assert a.verdict == "gradual_drift", (a.verdict, a.notes)
     assert a.onset_step == 50
     assert "bit_exact_departure" in a.trend["levers"]
+
+
+def _shared_round_off(fault: float, start: int = 50) -> tuple[list[StepDiff], list[StepDiff]]:
+    """A two-thread BatchNorm run and a noise run of the same configuration: both apart from
+    a one-thread reference by the same round-off, to the last bit, until the run gets a
+    fault ``fault`` times that round-off's size, spread over every tensor, from ``start``."""
+    shared: dict[str, list[torch.Tensor | None]] = {}
+    faulty: dict[str, list[torch.Tensor | None]] = {}
+    for k, name in enumerate(("conv", "bn", "head")):
+        walk = [
+            _spread((32, 32), 1e-4 * (1 + 0.2 * i), 10 * k + i) for i in range(len(SHAPE_STEPS))
+        ]
+        shared[name] = list(walk)
+        faulty[name] = [
+            w + (_spread((32, 32), fault * 1e-4, 500 + 10 * k + i) if step >= start else 0.0)
+            for i, (w, step) in enumerate(zip(walk, SHAPE_STEPS, strict=True))
+        ]
+    return _shape_series(faulty), _shape_series(shared)
+
+
+def test_departure_from_a_noise_run_that_shared_the_arithmetic_is_flagged() -> None:
+    run, noise = _shared_round_off(0.05)  # a twentieth of the round-off: no envelope sees it
+    assert assess(run).verdict == "within_noise"
+    judged = assess(run, noise)
+    assert judged.verdict == "gradual_drift", (judged.verdict, judged.notes)
+    assert judged.onset_step == 50
+    assert judged.trend["levers"] == ["noise_exact_departure"]
+    assert any("exactly where the noise reference stood" in n for n in judged.notes)
+
+
+def test_a_run_equal_to_its_noise_run_throughout_is_not_a_departure() -> None:
+    run, noise = _shared_round_off(0.0)
+    assert assess(run, noise).verdict == "within_noise"
+    # A healthy rerun of another configuration is apart from the noise run from the start.
+    other, _ = _shared_round_off(0.0)
+    other = [
+        StepDiff(s.step, [replace(t, diff_sq=t.diff_sq * 1.01) for t in s.tensors]) for s in other
+    ]
+    assert assess(other, noise).verdict == "within_noise"
+
+
+def test_one_equal_checkpoint_is_not_enough_to_share_the_arithmetic() -> None:
+    # FocalNet: healthy reruns with another micro-batch order equal to the noise run at the
+    # first checkpoint, apart from the second on.
+    run, noise = _shared_round_off(0.05, start=SHAPE_STEPS[1])
+    assert assess(run, noise).verdict == "within_noise"
+    run, noise = _shared_round_off(0.05, start=SHAPE_STEPS[2])
+    assert assess(run, noise).onset_step == SHAPE_STEPS[2]
 
 
 def _apart_by_round_off(moved: torch.Tensor) -> dict[str, list[torch.Tensor | None]]:

@@ -10,7 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from denpex.drift.model import StepDiff
+from denpex.drift.model import StepDiff, TensorDiff
+from denpex.drift.thresholds import NOISE_EXACT_MIN
 from denpex.drift.tracks import Departure, Tracks, axes
 
 
@@ -94,3 +95,69 @@ def held_channel(tracks: Tracks, first: int) -> dict[str, Any] | None:
         "checkpoints": checkpoints,
         "also": also[:3],
     }
+
+
+def noise_departure(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks) -> Departure | None:
+    """The run reproduced the noise reference bit for bit at the first checkpoints, then
+    departs from it. Two runs that hold the same weights stand at the same distance from
+    the reference, tensor by tensor, to the last bit of every sum; two runs that do not
+    hold the same weights almost never do. So a run whose distances equal the noise run's
+    exactly, at ``NOISE_EXACT_MIN`` checkpoints at least, shares that run's arithmetic (the
+    same configuration rerun on the same kind of hardware), even when both are far from a
+    reference that does not, and a departure after that is a change in the run, however
+    deep under their shared round-off (a 1e-3 fault in a two-thread BatchNorm run). No
+    other pass over the checkpoints is needed: the comparison with the reference already
+    holds the evidence."""
+    first = None
+    for i in range(len(series)):
+        pairs = [(t, noise[name][i]) for name, tr in tracks.items() if (t := tr[i]) is not None]
+        pairs = [(t, n) for t, n in pairs if t.status == "ok"]
+        if not pairs or any(n is None for _, n in pairs):
+            return None  # a step the noise run lacks: no evidence either way
+        if not all(n is not None and _same(t, n) for t, n in pairs):
+            first = i
+            break
+        if not any(t.differs for t, _ in pairs):
+            return None  # also equal to the reference: bit_exact.departure's case
+    if first is None or first < NOISE_EXACT_MIN:  # never apart, or apart too soon to tell
+        return None
+    # The tensor whose distance from the reference moved most against the noise run's.
+    name, t = max(
+        ((name, t) for name, tr in tracks.items() if (t := tr[first]) is not None),
+        key=lambda nt: _moved(nt[1], noise[nt[0]][first]),
+    )
+    return Departure(
+        tensor=name,
+        lever="noise_exact_departure",
+        onset=series[first].step,
+        excess=[
+            math.sqrt(abs(s.diff_sq - _noise_sq(noise, i))) if i >= first else 0.0
+            for i, s in enumerate(series)
+        ],
+        detail={"identical_until": series[first - 1].step, "rel_l2": t.rel_l2},
+    )
+
+
+def _same(t: TensorDiff, n: TensorDiff) -> bool:
+    return (
+        n.status == "ok"
+        and _equal(t.diff_sq, n.diff_sq)
+        and _equal(t.max_abs, n.max_abs)
+        and t.mismatched == n.mismatched
+    )
+
+
+def _equal(x: float, y: float) -> bool:
+    return x == y or (math.isnan(x) and math.isnan(y))
+
+
+def _moved(t: TensorDiff, n: TensorDiff | None) -> float:
+    if n is None or not math.isfinite(t.diff_sq) or not math.isfinite(n.diff_sq):
+        return 0.0
+    return abs(math.sqrt(t.diff_sq) - math.sqrt(n.diff_sq)) / max(math.sqrt(t.ref_sq), 1e-30)
+
+
+def _noise_sq(noise: Tracks, i: int) -> float:
+    return math.fsum(
+        t.diff_sq for tr in noise.values() if (t := tr[i]) is not None and t.status == "ok"
+    )

@@ -428,4 +428,6 @@ def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> li
     departure = bit_exact.departure(series, tracks)
     if departure is not None:
         found.append(departure)
+    if noise is not None and (shared := bit_exact.noise_departure(series, tracks, noise)):
+        found.append(shared)
     return found

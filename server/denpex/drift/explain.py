@@ -160,6 +160,12 @@ def describe(lv: Departure) -> str:
                 + (f" (the same index in {', '.join(c['also'])})" if c["also"] else "")
             )
         return text
+    if lv.lever == "noise_exact_departure":
+        return (
+            f"the run stood exactly where the noise reference stood, tensor by tensor, up to "
+            f"step {d['identical_until']} (the two share their arithmetic) and then departs "
+            f"from it (this tensor is {d['rel_l2']:.2g} of its norm from the reference)"
+        )
     return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"  # noise_envelope
 
 

@@ -50,3 +50,8 @@ JUMP_NOISY_OWN = 0.5  # ... and >= half of its row's and its column's share (not
 STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
 STEP_RISE = 10.0  # ... from a tenth of that or less one checkpoint before (round-off creeps)
 STEP_HOLD = 0.5  # ... and stays above half of that at every later checkpoint
+# Lever 6 (bit_exact.noise_departure): the run equal to the noise run at this many checkpoints
+# before it departs. FocalNet's healthy reruns with another micro-batch order were equal to
+# the noise run at the first checkpoint (step 12) and parted at the second: a latent
+# difference can take a checkpoint to surface (tuning architectures, 2026-12-06).
+NOISE_EXACT_MIN = 2

@@ -27,6 +27,7 @@ class Departure:
 
     tensor: str
     # localisation | corroborated_localisation | noise_envelope | bit_exact_departure
+    # | noise_exact_departure
     # | held_from_start (HELD: reported, not a departure)
     lever: str
     onset: int

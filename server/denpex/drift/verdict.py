@@ -266,6 +266,8 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
     # excess that stops growing or shrinks, which the growth test would clear.
     if any(lv.lever == "bit_exact_departure" for lv in levers):
         evidence_alone = "the run was bit-identical to the reference before"
+    elif any(lv.lever == "noise_exact_departure" for lv in levers):
+        evidence_alone = "the run was bit-identical to the noise reference before"
     elif any(lv.lever in LOCALISED for lv in levers):
         evidence_alone = "one channel holds most of its tensor's difference throughout"
     else:
