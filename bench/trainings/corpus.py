@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 15 (2026-12-06): the sixty-six architectures of rotations 1 to 14 are all tuning now
-# (rotation 14 held out LED, DiffLlama, MPNet, BEiT and HGNetV2); five new ones (Switch
-# Transformer, ModernBERT, LFM2, TextNet, PatchTSMixer), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (d6ddbf9, frozen before any of their runs was judged), are held
+# Rotation 16 (2026-12-06): the seventy-one architectures of rotations 1 to 15 are all tuning
+# now (rotation 15 held out Switch Transformer, ModernBERT, LFM2, TextNet and PatchTSMixer);
+# five new ones (Qwen3-Next, YOSO, BiT, PP-LCNet, TimesFM), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
@@ -32,8 +32,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "gcnn", "densenet", "mobilevit", "nystromformer", "perceiver", "patchtst",
           "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm", "prophetnet", "olmo2",
           "reformer", "cvt", "focalnet", "persimmon", "canine", "mobilenetv1", "autoformer",
-          "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2")  # fmt: skip
-HELD_OUT = ("switch", "modernbert", "lfm2", "textnet", "patchtsmixer")
+          "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2", "switch", "modernbert",
+          "lfm2", "textnet", "patchtsmixer")  # fmt: skip
+HELD_OUT = ("qwen3next", "yoso", "bit", "pplcnet", "timesfm")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -139,6 +140,15 @@ _RECIPES = {
         "deepspeed",
     ),
     "patchtsmixer": (Recipe(lr=1e-3, warmup=5), "pt"),
+    "qwen3next": (Recipe(bf16=True, clip=0.5, warmup=20), "deepspeed"),
+    # YOSO's arccos of q.k (unit vectors) needs float32: bfloat16 round-off lands past 1.
+    "yoso": (Recipe(clip=None, weight_decay=0.01), "safetensors"),
+    "bit": (Recipe(weight_decay=0.05, warmup=5), "dcp"),
+    "pplcnet": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5),
+        "hf",
+    ),
+    "timesfm": (Recipe(lr=1e-3, clip=0.5), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

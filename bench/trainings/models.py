@@ -1110,6 +1110,104 @@ def _patchtsmixer() -> nn.Module:
     return PatchTSMixerForPrediction(cfg)
 
 
+def _qwen3_next() -> nn.Module:
+    from transformers import Qwen3NextConfig, Qwen3NextForCausalLM
+
+    _hf_quiet()
+    # Qwen3-Next: a hybrid decoder whose layer 0 is a Gated DeltaNet (linear attention: one
+    # fused in_proj_qkvz and in_proj_ba make queries, keys, values, an output gate z and the
+    # per-head write strength beta and decay a; a causal depthwise conv1d (kernel 4) runs over
+    # q, k and v; the state is updated by the gated delta rule, chunk by chunk, in torch; a
+    # gated RMS norm closes it) and whose layer 1 is gated softmax attention (q_proj makes the
+    # queries and a sigmoid output gate, RMS norms on queries and keys, rotary on a quarter of
+    # each head). Every MLP is a mixture of four SwiGLU experts (top-2, fused) beside a
+    # sigmoid-gated shared expert; zero-centred RMS norms (weight + 1), pre-norm throughout.
+    cfg = Qwen3NextConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=16, intermediate_size=128, moe_intermediate_size=64,
+        shared_expert_intermediate_size=64, num_experts=4, num_experts_per_tok=2,
+        linear_conv_kernel_dim=4, linear_key_head_dim=16, linear_value_head_dim=16,
+        linear_num_key_heads=2, linear_num_value_heads=4, vocab_size=VOCAB,
+        max_position_embeddings=SEQ, layer_types=["linear_attention", "full_attention"],
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    return Qwen3NextForCausalLM(cfg)
+
+
+def _yoso() -> nn.Module:
+    from transformers import YosoConfig, YosoForMaskedLM
+
+    _hf_quiet()
+    # YOSO: a post-norm masked LM whose attention is the expectation of LSH (Bernoulli)
+    # sampling: unit-normalized queries and keys meet as (1 - arccos(q.k)/pi)^8 instead of a
+    # softmax (the expectation, in torch, with its own approximate backward; no sampling, so
+    # no randoms), the result normalized again; a depthwise convolution over each head's
+    # values (window 5) is added to it. Absolute positions, tied embeddings.
+    cfg = YosoConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        vocab_size=VOCAB, max_position_embeddings=SEQ + 2, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, use_expectation=True, hash_code_len=8,
+        conv_window=5,
+    )  # fmt: skip
+    return YosoForMaskedLM(cfg)
+
+
+def _bit() -> nn.Module:
+    from transformers import BitConfig, BitForImageClassification
+
+    _hf_quiet()
+    # BiT (Big Transfer): a pre-activation ResNet-v2 with no BatchNorm: every convolution is
+    # weight-standardized (each output channel's kernel scaled to zero mean and unit
+    # variance on every call) and every norm is a GroupNorm (four groups) fused with its
+    # ReLU; bottleneck blocks (norm-ReLU-1x1, norm-ReLU-3x3, norm-ReLU-1x1) with a projection
+    # shortcut where the shape changes, a 7x7 stem with a max-pool, a final GroupNorm.
+    cfg = BitConfig(
+        num_channels=3, embedding_size=16, hidden_sizes=[32, 64], depths=[2, 2],
+        layer_type="preactivation", num_groups=4, drop_path_rate=0.0, num_labels=CLASSES,
+        out_features=["stage2"], out_indices=[2], stage_names=["stem", "stage1", "stage2"],
+    )  # fmt: skip
+    return BitForImageClassification(cfg)
+
+
+def _pp_lcnet() -> nn.Module:
+    from transformers import PPLCNetConfig, PPLCNetForImageClassification
+
+    _hf_quiet()
+    # PP-LCNet: a plain stack of depthwise-separable blocks (depthwise 3x3 or 5x5, then
+    # pointwise 1x1, each conv-BatchNorm-hardswish) with squeeze-and-excitation (hardsigmoid)
+    # in the last stage's blocks, no residual connections; after the global pool a 1x1
+    # convolution expands the features (hardswish, no norm) before the classifier.
+    # BatchNorm throughout.
+    cfg = PPLCNetConfig(
+        block_configs=[[[3, 8, 16, 1, False]], [[3, 16, 32, 2, False], [3, 32, 32, 1, False]],
+                       [[3, 32, 32, 1, False], [5, 32, 32, 1, False]],
+                       [[5, 32, 64, 2, False], [5, 64, 64, 1, False]],
+                       [[5, 64, 64, 1, True], [5, 64, 64, 1, True]]],
+        stem_channels=8, stem_stride=2, class_expand=128, hidden_dropout_prob=0.0,
+        num_labels=CLASSES,
+    )  # fmt: skip
+    return PPLCNetForImageClassification(cfg)
+
+
+def _timesfm() -> nn.Module:
+    from transformers import TimesFmConfig, TimesFmModelForPrediction
+
+    _hf_quiet()
+    # TimesFM: a decoder-only forecaster. Each series (one channel, univariate) is
+    # standardized by its first patch's statistics and cut into 4 patches of 8 steps; a
+    # residual MLP block (Linear-SiLU-Linear plus a linear shortcut, fed the patch and its
+    # padding mask) makes each patch a token, sinusoidal positions and a frequency embedding
+    # are added; causal attention with a learned per-dimension query scale, RMS norms, a ReLU
+    # MLP with its own LayerNorm in front, and a residual MLP head forecasting the next 8
+    # steps as a mean and nine quantiles from the last patch's token.
+    cfg = TimesFmConfig(
+        patch_length=8, context_length=CONTEXT, horizon_length=HORIZON, num_hidden_layers=2,
+        hidden_size=32, intermediate_size=64, head_dim=16, num_attention_heads=2,
+        use_positional_embedding=True, attention_dropout=0.0,
+    )  # fmt: skip
+    return TimesFmModelForPrediction(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1341,7 +1439,10 @@ def _class_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     assert isinstance(batch, tuple)
     inputs, labels = batch  # images or waveforms
     out = model(inputs)
-    logits = out if isinstance(out, torch.Tensor) else out.logits
+    # PP-LCNet's classifier returns its logits as its last_hidden_state.
+    logits = out if isinstance(out, torch.Tensor) else getattr(out, "logits", None)
+    if logits is None:
+        logits = out.last_hidden_state
     return nn.functional.cross_entropy(logits.float(), labels, reduction="sum") / total
 
 
@@ -1367,6 +1468,19 @@ def _prediction_loss(model: nn.Module, batch: object, total: int) -> torch.Tenso
         past_observed_mask=torch.ones_like(past), future_values=future,
         future_time_features=time[:, CONTEXT:],
     )  # fmt: skip
+    return out.loss * n / total
+
+
+def _timesfm_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    assert isinstance(batch, tuple)
+    past, future = batch
+    # TimesFM reads univariate series: every channel of every series is one. Its own loss
+    # (the mean forecast's squared error plus the quantiles' pinball loss, both averaged),
+    # scaled back to the micro-batch's share of the whole batch.
+    n = past.shape[0]
+    series = list(past.transpose(1, 2).reshape(n * SERIES, CONTEXT))
+    target = future.transpose(1, 2).reshape(n * SERIES, HORIZON)
+    out = model(past_values=series, future_values=target)
     return out.loss * n / total
 
 
@@ -1819,5 +1933,47 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("model.encoder.mlp_mixer_encoder.mixers",
                        "patch_mixer.self_attn_layer.q_proj", "channel_feature_mixer.mlp.fc1",
                        "model.encoder.patcher", "channel_feature_mixer.norm.norm")),
+        # Rotation 16's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (Qwen3-Next, whose layer 0
+        # is the Gated DeltaNet: its fused in_proj_qkvz, the Linear that makes the queries,
+        # keys, values and output gate, as Falcon's fused query_key_value; YOSO: the query;
+        # TimesFM: q_proj), layer 1's first MLP projection (Qwen3-Next, whose MLP is a mixture
+        # of experts beside a shared expert: the shared expert's up_proj, as Qwen2-MoE's;
+        # YOSO: the intermediate dense; TimesFM: gate_proj, the first of its MLP's two
+        # Linears despite the name, in front of its ReLU), the token (patch) embedding the
+        # model calls (TimesFM, which reads series: input_ff_layer, the residual block that
+        # makes each patch a token, as PatchTST's patch Linear), layer 1's pre-MLP norm
+        # (Qwen3-Next, pre-norm: post_attention_layernorm, the norm in front of the MLP; YOSO,
+        # post-norm: the norm between attention and MLP; TimesFM: the LayerNorm at the head of
+        # its MLP, in front of gate_proj); for BiT and PP-LCNet the stem's convolution, the
+        # second block's first convolution (BiT: conv1 of stage 0's second bottleneck;
+        # PP-LCNet, whose first stage has one block: the depthwise convolution of stage 1's
+        # first block, the second depthwise-separable block, as MobileNetV1's), the first
+        # convolution of the first block of the next stage (BiT: conv1 of stage 1's first
+        # bottleneck, the main path's, not its projection shortcut; PP-LCNet: the depthwise
+        # convolution of stage 2's first block), and the `conv` convolution's norm (PP-LCNet:
+        # its BatchNorm; BiT, pre-activation, which has no BatchNorm: norm2, the GroupNorm
+        # that normalizes conv1's output, as a BatchNorm follows its convolution). PP-LCNet
+        # has BatchNorm throughout; BiT's GroupNorms see one image at a time.
+        Arch("qwen3next", _qwen3_next, _tokens, _causal_loss,
+             _lm_sites("model.layers", "linear_attn.in_proj_qkvz", "mlp.shared_expert.up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("yoso", _yoso, _tokens, _masked_loss,
+             _lm_sites("yoso.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "yoso.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("bit", _bit, _images, _class_loss,
+             {"conv": "bit.encoder.stages.0.layers.1.conv1",
+              "conv-late": "bit.encoder.stages.1.layers.0.conv1",
+              "stem": "bit.embedder.convolution",
+              "norm": "bit.encoder.stages.0.layers.1.norm2"}),
+        Arch("pplcnet", _pp_lcnet, _images, _class_loss,
+             {"conv": "encoder.blocks.1.layers.0.depthwise_convolution.convolution",
+              "conv-late": "encoder.blocks.2.layers.0.depthwise_convolution.convolution",
+              "stem": "encoder.convolution.convolution",
+              "norm": "encoder.blocks.1.layers.0.depthwise_convolution.normalization"},
+             batchnorm=True),
+        Arch("timesfm", _timesfm, _series, _timesfm_loss,
+             _lm_sites("decoder.layers", "self_attn.q_proj", "mlp.gate_proj",
+                       "decoder.input_ff_layer", "mlp.layer_norm")),
     )
 }  # fmt: skip

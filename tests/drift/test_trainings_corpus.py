@@ -52,6 +52,9 @@ def _out_channels(module: nn.Module) -> int:
         return module.out_channels
     if isinstance(module, nn.Embedding):
         return module.embedding_dim
+    # A residual MLP block (TimesFM's patch embedding): its output is its shortcut's.
+    if isinstance(getattr(module, "residual_layer", None), nn.Linear):
+        return module.residual_layer.out_features
     # Norms (weight of one per channel) and fused experts (..., hidden): the last dim.
     return next(module.parameters()).shape[-1]
 
@@ -67,8 +70,9 @@ def _site_output(arch: str, fault: Fault | None) -> dict[str, torch.Tensor]:
 
     def keep_first(name: str, out: torch.Tensor) -> None:
         # The first call's output only: a module called again (ALBERT's shared layer) then
-        # reads an input the fault has already changed everywhere.
-        seen.setdefault(name, out.detach())
+        # reads an input the fault has already changed everywhere. A copy: the model may add
+        # to the output in place afterwards (TimesFM's positions onto its patch embedding).
+        seen.setdefault(name, out.detach().clone())
 
     for name in spec.sites.values():
         # Registered after the injector's hook, so this sees the faulty output.
