@@ -22,7 +22,7 @@ CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 16 (2026-12-06): the seventy-one architectures of rotations 1 to 15 are all tuning
 # now (rotation 15 held out Switch Transformer, ModernBERT, LFM2, TextNet and PatchTSMixer);
 # five new ones (Qwen3-Next, YOSO, BiT, PP-LCNet, TimesFM), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (XXXXXXX, frozen before any of their runs was judged), are held
+# /work/helpers/RULE_FROZEN (9ef19a6, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
