@@ -75,7 +75,7 @@ def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
         )
     except Exception as exc:  # a reader or verdict failure is a result to report, not a crash
         return Outcome(spec.arch, run.role, run.label, kind, eps, "error", "error", False, False,
-                       None, None, False, null, f"{type(exc).__name__}: {exc}")  # fmt: skip
+                       None, None, False, null, error=f"{type(exc).__name__}: {exc}")  # fmt: skip
     return Outcome(
         arch=spec.arch,
         role=run.role,

@@ -398,3 +398,28 @@ def test_trend_statistics_stay_linear_in_the_steps() -> None:
     slope = stats.sen_slope(np.arange(n), values)
     assert mk.n == n and np.isfinite(slope)
     assert time.monotonic() - started < 10
+
+
+def test_a_column_share_a_hair_above_one_is_no_crash() -> None:
+    # TimesFM (rotation 16): an MLP channel doubled from step 50 put all of down_proj's
+    # difference in its column 3, whose share, summed in float32, came out at 1.0000000245;
+    # the verdict raised a math domain error instead of judging the run.
+    from denpex.drift.model import StepDiff, TensorDiff
+    from denpex.drift.verdict import assess
+
+    def step(i: int) -> StepDiff:
+        share = 1.0000000245127563 if i >= 4 else 0.05
+        down = TensorDiff(
+            name="mlp.down_proj.weight", numel=2048, diff_sq=3.5e-9 * 3**i, ref_sq=2.1,
+            max_abs=1e-5 * 2**i, mismatched=1596, rows=32, cols=64, top_row=2,
+            top_row_share=0.1, top_col=3 if i >= 4 else i, top_col_share=share,
+        )  # fmt: skip
+        up = TensorDiff(
+            name="mlp.up_proj.weight", numel=2048, diff_sq=3.5e-9 * 1.2**i, ref_sq=2.1,
+            max_abs=1e-6, mismatched=2048, rows=64, cols=32, top_row=i, top_row_share=0.05,
+            top_col=i, top_col_share=0.06,
+        )  # fmt: skip
+        return StepDiff(step=12 * (i + 1), tensors=[down, up])
+
+    judged = assess([step(i) for i in range(10)])  # the column arrives at step 60 and holds
+    assert judged.flagged and judged.onset_step == 60, (judged.verdict, judged.notes)

@@ -51,6 +51,9 @@ def _localised(t: TensorDiff | None) -> bool:
 
 def _excess(t: TensorDiff, n: int, share: float) -> float:
     """L2 of the top row/col above what a typical other row/col holds."""
+    # A share summed in floating point can come out a hair above 1 when one row holds all of
+    # the difference (TimesFM's doubled MLP channel, rotation 16): not a negative remainder.
+    share = min(max(share, 0.0), 1.0)
     other = t.diff_sq * (1 - share) / max(1, n - 1)
     return max(0.0, math.sqrt(t.diff_sq * share) - math.sqrt(other))
 
