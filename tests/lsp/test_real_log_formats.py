@@ -391,6 +391,15 @@ CASES = [
     Case("aa415", "rendezvous-failure"),  # elastic: Maximum number of nodes (4) exceeded
     Case("aa418", "rendezvous-failure"),  # torch_xla: Failed to meet rendezvous 'loss_reduce'
     Case("aa419", "nccl-network-error"),  # TF: UnavailableError'>, Stream removed
+    Case("ab113", "dtype-device-mismatch"),  # THC: arguments are located on different GPUs
+    Case("ab116", "dtype-device-mismatch"),  # Expected tensor for argument #1 'input' ...
+    Case("ab128", "rendezvous-failure"),  # gloo: ifa != nullptr. Unable to find interface
+    Case("ab204", "nan-inf-loss"),  # YOLACT: Moving average ignored a value of nan
+    Case("ab228", "nccl-internal-error"),  # NCCL WARN failed to open CUDA IPC handle
+    Case("ab303", "checkpoint-save-error"),  # [Errno 17] File exists: .../checkpoints/...
+    Case("ab324", "cuda-oom"),  # RAPIDS: CNMEM_STATUS_OUT_OF_MEMORY
+    Case("ab327", "rendezvous-failure"),  # DGL: Failed bind on ... ,errno=99
+    Case("ab338", "nccl-network-error"),  # Open MPI/UCX: Failed to resolve UCX endpoint
 ]
 
 
