@@ -400,6 +400,9 @@ CASES = [
     Case("ab324", "cuda-oom"),  # RAPIDS: CNMEM_STATUS_OUT_OF_MEMORY
     Case("ab327", "rendezvous-failure"),  # DGL: Failed bind on ... ,errno=99
     Case("ab338", "nccl-network-error"),  # Open MPI/UCX: Failed to resolve UCX endpoint
+    Case("j218", "checkpoint-save-error"),  # Trainer rotation: shutil.rmtree(checkpoint)
+    Case("l034", "checkpoint-save-error"),  # DeepSpeed-Chat: in save_hf_format, File exists
+    Case("t231", "checkpoint-load-error"),  # TF1 restore: Assign requires shapes ... to match
 ]
 
 
