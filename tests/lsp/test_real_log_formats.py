@@ -403,6 +403,8 @@ CASES = [
     Case("j218", "checkpoint-save-error"),  # Trainer rotation: shutil.rmtree(checkpoint)
     Case("l034", "checkpoint-save-error"),  # DeepSpeed-Chat: in save_hf_format, File exists
     Case("t231", "checkpoint-load-error"),  # TF1 restore: Assign requires shapes ... to match
+    Case("x440", "cuda-environment-mismatch"),  # Windows: unsupported gloo device
+    Case("y515", "cuda-environment-mismatch"),  # CUDA driver initialization failed (warning)
 ]
 
 
