@@ -74,10 +74,21 @@ def _schedule(recipe: Recipe, steps: int) -> object:
 
 
 def train(spec: RunSpec, out: Path) -> None:
-    """Train ``spec`` and write its checkpoints under ``out`` (every ``spec.every`` steps)."""
+    """Train ``spec`` and write its checkpoints under ``out`` (every ``spec.every`` steps).
+    The thread count and oneDNN switch it sets are process-wide: they are put back after,
+    so that a test process training a run in-process computes everything else as before."""
+    threads, onednn = torch.get_num_threads(), torch.backends.mkldnn.enabled
+    torch.set_num_threads(spec.nd.threads)
+    torch.backends.mkldnn.enabled = spec.nd.onednn
+    try:
+        _train(spec, out)
+    finally:
+        torch.set_num_threads(threads)
+        torch.backends.mkldnn.enabled = onednn
+
+
+def _train(spec: RunSpec, out: Path) -> None:
     arch, nd, recipe = ARCHS[spec.arch], spec.nd, spec.recipe
-    torch.set_num_threads(nd.threads)
-    torch.backends.mkldnn.enabled = nd.onednn
     torch.manual_seed(spec.seed)
     model = arch.build()
     if nd.channels_last:
