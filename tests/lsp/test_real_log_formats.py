@@ -405,6 +405,17 @@ CASES = [
     Case("t231", "checkpoint-load-error"),  # TF1 restore: Assign requires shapes ... to match
     Case("x440", "cuda-environment-mismatch"),  # Windows: unsupported gloo device
     Case("y515", "cuda-environment-mismatch"),  # CUDA driver initialization failed (warning)
+    Case("ac002", "nccl-network-error"),  # LightGBM: Socket recv error, code: 54
+    Case("ac003", "process-killed-signal", 2, "high"),  # Killing process: N for actor rank 2
+    Case("ac013", "rendezvous-failure"),  # LightGBM: Connecting to rank 1 failed, waiting
+    Case("ac016", "nccl-timeout"),  # XGBoost rabit: socket.h:170: Poll timeout
+    Case("ac017", "rendezvous-failure"),  # gloo/context.cc:25] rank < size. 2 vs 1
+    Case("ac021", "process-killed-signal"),  # Ray/abseil: *** SIGTERM received at time=
+    Case("ac025", "rendezvous-failure"),  # rabit: Failed to connect to the tracker.
+    Case("ac036", "process-killed-signal"),  # xgboost_ray: A Ray actor died during training.
+    Case("ac039", "rendezvous-failure"),  # Sparkling Water: H2O node ... is not reachable
+    Case("ac041", "nccl-network-error"),  # FATE gRPC: Received RST_STREAM with error code 8
+    Case("ac116", "rank-exception"),  # Ignite: Current run is terminating due to exception
 ]
 
 
