@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 16 (2026-12-06): the seventy-one architectures of rotations 1 to 15 are all tuning
-# now (rotation 15 held out Switch Transformer, ModernBERT, LFM2, TextNet and PatchTSMixer);
-# five new ones (Qwen3-Next, YOSO, BiT, PP-LCNet, TimesFM), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (9ef19a6, frozen before any of their runs was judged), are held
+# Rotation 17 (2026-12-06): the seventy-six architectures of rotations 1 to 16 are all tuning
+# now (rotation 16 held out Qwen3-Next, YOSO, BiT, PP-LCNet and TimesFM); five new ones
+# (Informer, Cohere, RoFormer, ConvNeXt V2, ResNet-D), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (810564c, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
@@ -33,8 +33,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "dinov2", "levit", "squeezebert", "gptneo", "jamba", "esm", "prophetnet", "olmo2",
           "reformer", "cvt", "focalnet", "persimmon", "canine", "mobilenetv1", "autoformer",
           "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2", "switch", "modernbert",
-          "lfm2", "textnet", "patchtsmixer")  # fmt: skip
-HELD_OUT = ("qwen3next", "yoso", "bit", "pplcnet", "timesfm")
+          "lfm2", "textnet", "patchtsmixer", "qwen3next", "yoso", "bit", "pplcnet",
+          "timesfm")  # fmt: skip
+HELD_OUT = ("informer", "cohere", "roformer", "convnextv2", "resnetd")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -149,6 +150,14 @@ _RECIPES = {
         "hf",
     ),
     "timesfm": (Recipe(lr=1e-3, clip=0.5), "pt"),
+    "informer": (Recipe(lr=1e-3, weight_decay=0.01, clip=0.5), "safetensors"),
+    "cohere": (Recipe(bf16=True, warmup=20), "dcp"),
+    "roformer": (Recipe(clip=None, weight_decay=0.01, warmup=5), "deepspeed"),
+    "convnextv2": (Recipe(bf16=True, weight_decay=0.05, clip=None), "hf"),
+    "resnetd": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=1e-4, clip=None, warmup=5),
+        "pt",
+    ),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

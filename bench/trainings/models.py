@@ -1208,6 +1208,93 @@ def _timesfm() -> nn.Module:
     return TimesFmModelForPrediction(cfg)
 
 
+def _informer() -> nn.Module:
+    from transformers import InformerConfig, InformerForPrediction
+
+    _hf_quiet()
+    # Informer: an encoder-decoder forecaster (a Student-t head, trained by its likelihood),
+    # whose self-attention is ProbSparse: each query is scored against a sample of the keys
+    # (max minus mean of its sampled scores), only the top-u queries (u = 2 ceil(ln(1 + L))) attend,
+    # the others take the mean of the values. Its distilling convolutions (with BatchNorm)
+    # are off. The encoder reads lags 1-3 of the mean-scaled series plus a time feature.
+    cfg = InformerConfig(
+        prediction_length=HORIZON, context_length=CONTEXT - 3, input_size=SERIES,
+        lags_sequence=[1, 2, 3], num_time_features=1, d_model=32, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, dropout=0.0, encoder_layerdrop=0.0, decoder_layerdrop=0.0,
+        attention_dropout=0.0, activation_dropout=0.0, attention_type="prob",
+        sampling_factor=2, distil=False,
+    )  # fmt: skip
+    return InformerForPrediction(cfg)
+
+
+def _cohere() -> nn.Module:
+    from transformers import CohereConfig, CohereForCausalLM
+
+    _hf_quiet()
+    # Cohere (Command-R): attention and SwiGLU MLP side by side on the output of one shared
+    # bias-free LayerNorm (parallel block, no norm of its own in front of the MLP), LayerNorms
+    # on every head's queries and keys, rotary positions interleaved, grouped-query attention,
+    # tied embeddings and the logits scaled by a constant.
+    cfg = CohereConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=SEQ,
+        use_qk_norm=True, tie_word_embeddings=True, logit_scale=0.5, pad_token_id=0,
+        bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return CohereForCausalLM(cfg)
+
+
+def _roformer() -> nn.Module:
+    from transformers import RoFormerConfig, RoFormerForMaskedLM
+
+    _hf_quiet()
+    # RoFormer: BERT's post-norm encoder with no position embeddings added to the tokens:
+    # rotary positions turn every layer's queries and keys (sinusoids shared by the layers).
+    cfg = RoFormerConfig(
+        vocab_size=VOCAB, embedding_size=64, hidden_size=64, num_hidden_layers=2,
+        num_attention_heads=4, intermediate_size=128, max_position_embeddings=SEQ,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, rotary_value=False,
+    )  # fmt: skip
+    return RoFormerForMaskedLM(cfg)
+
+
+def _convnext_v2() -> nn.Module:
+    from transformers import ConvNextV2Config, ConvNextV2ForImageClassification
+
+    _hf_quiet()
+    # ConvNeXt V2: ConvNeXt's depthwise 7x7 convolutions and channel LayerNorms, its layer
+    # scale replaced by Global Response Normalization in the pointwise MLP (each channel's
+    # spatial L2 norm divided by the mean over channels, a learned gain and bias).
+    cfg = ConvNextV2Config(
+        num_channels=3, patch_size=2, num_stages=2, hidden_sizes=[16, 32], depths=[2, 2],
+        image_size=IMAGE, num_labels=CLASSES, drop_path_rate=0.0,
+    )  # fmt: skip
+    return ConvNextV2ForImageClassification(cfg)
+
+
+class _ResNetD(nn.Module):
+    """RT-DETR's ResNet-D backbone with a classifier: a deep stem of three 3x3 convolutions
+    (BatchNorm, ReLU) and a max-pool, basic blocks, and where the shape changes a shortcut
+    that average-pools before its 1x1 convolution (BatchNorm) instead of striding it; global
+    average pooling and a Linear on the last stage's map."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import RTDetrResNetBackbone, RTDetrResNetConfig
+
+        _hf_quiet()
+        cfg = RTDetrResNetConfig(
+            num_channels=3, embedding_size=16, hidden_sizes=[16, 32], depths=[2, 2],
+            layer_type="basic", downsample_in_first_stage=False, out_features=["stage2"],
+        )  # fmt: skip
+        self.backbone = RTDetrResNetBackbone(cfg)
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).feature_maps[-1].mean((2, 3)))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1469,6 +1556,15 @@ def _prediction_loss(model: nn.Module, batch: object, total: int) -> torch.Tenso
         future_time_features=time[:, CONTEXT:],
     )  # fmt: skip
     return out.loss * n / total
+
+
+def _informer_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    # ProbSparse attention draws its key sample from torch's global generator on every call:
+    # drawn from one fixed seed, every forward (micro-batch split, order or rerun) samples
+    # the same keys, as dropout is off everywhere else.
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return _prediction_loss(model, batch, total)
 
 
 def _timesfm_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
@@ -1975,5 +2071,45 @@ ARCHS: dict[str, Arch] = {
         Arch("timesfm", _timesfm, _series, _timesfm_loss,
              _lm_sites("decoder.layers", "self_attn.q_proj", "mlp.gate_proj",
                        "decoder.input_ff_layer", "mlp.layer_norm")),
+        # Rotation 17's held-out architectures, sites by the same rule, written down before
+        # any of their runs: layer 0's attention input projection (the query projection;
+        # Informer: the encoder's q_proj, whose queries are scored against sampled keys for
+        # ProbSparse attention, as Autoformer's; RoFormer: the query), layer 1's first MLP
+        # projection (Informer: the encoder's fc1, as Autoformer's; Cohere, SwiGLU: up_proj,
+        # as Gemma's; RoFormer: the intermediate dense), the token (patch) embedding the model
+        # calls (Informer, which reads series: the encoder's value projection, the Linear that
+        # makes each step's lagged values a token, as Autoformer's), layer 1's pre-MLP norm
+        # (Cohere, whose attention and MLP sit side by side: input_layernorm, the one norm in
+        # front of both, as a parallel block's; Informer and RoFormer, post-norm: the norm
+        # between attention and MLP); for ConvNeXt V2 and ResNet-D the stem's (first)
+        # convolution (ConvNeXt V2: its patch convolution, as ConvNeXt's; ResNet-D: the first
+        # of its three stem convolutions), the second block's first convolution (ConvNeXt V2:
+        # the depthwise convolution of stage 0's second layer, as ConvNeXt's; ResNet-D: conv
+        # 0 of stage 0's second basic block), the first convolution of the first block of the
+        # next stage (ConvNeXt V2: stage 1's first depthwise convolution; ResNet-D: conv 0 of
+        # stage 1's first block, the main path's, not its pooled shortcut's), and the `conv`
+        # convolution's norm (ConvNeXt V2: the channel LayerNorm that follows it, as
+        # ConvNeXt's; ResNet-D: its BatchNorm). ResNet-D has BatchNorm throughout.
+        Arch("informer", _informer, _series, _informer_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.value_embedding.value_projection",
+                       "self_attn_layer_norm")),
+        Arch("cohere", _cohere, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "input_layernorm")),
+        Arch("roformer", _roformer, _tokens, _masked_loss,
+             _lm_sites("roformer.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "roformer.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("convnextv2", _convnext_v2, _images, _class_loss,
+             {"conv": "convnextv2.encoder.stages.0.layers.1.dwconv",
+              "conv-late": "convnextv2.encoder.stages.1.layers.0.dwconv",
+              "stem": "convnextv2.embeddings.patch_embeddings",
+              "norm": "convnextv2.encoder.stages.0.layers.1.layernorm"}),
+        Arch("resnetd", _ResNetD, _images, _class_loss,
+             {"conv": "backbone.encoder.stages.0.layers.1.layer.0.convolution",
+              "conv-late": "backbone.encoder.stages.1.layers.0.layer.0.convolution",
+              "stem": "backbone.embedder.embedder.0.convolution",
+              "norm": "backbone.encoder.stages.0.layers.1.layer.0.normalization"},
+             batchnorm=True),
     )
 }  # fmt: skip
