@@ -139,16 +139,13 @@ def noise_departure(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks) -
 
 
 def _same(t: TensorDiff, n: TensorDiff) -> bool:
+    # A NaN equals nothing, not even the noise run's NaN: it is never evidence of equal weights.
     return (
         n.status == "ok"
-        and _equal(t.diff_sq, n.diff_sq)
-        and _equal(t.max_abs, n.max_abs)
+        and t.diff_sq == n.diff_sq
+        and t.max_abs == n.max_abs
         and t.mismatched == n.mismatched
     )
-
-
-def _equal(x: float, y: float) -> bool:
-    return x == y or (math.isnan(x) and math.isnan(y))
 
 
 def _moved(t: TensorDiff, n: TensorDiff | None) -> float:
