@@ -416,6 +416,12 @@ CASES = [
     Case("ac039", "rendezvous-failure"),  # Sparkling Water: H2O node ... is not reachable
     Case("ac041", "nccl-network-error"),  # FATE gRPC: Received RST_STREAM with error code 8
     Case("ac116", "rank-exception"),  # Ignite: Current run is terminating due to exception
+    Case("e104", "nan-inf-loss"),  # clip_grad_norm_ warns of a non-finite norm, no AMP skip
+    Case("e149", None),  # the same warning beside the scheduler warning of a skipped AMP step
+    Case("z125", "ddp-unused-parameters"),  # only the reducer's list of parameters without grad
+    Case("y434", "rank-exception"),  # torchelastic's indented traceback field
+    Case("w700", "rank-exception"),  # an exception line behind a bare timestamp
+    Case("ac111", None),  # Open MPI: MPI_ABORT with errorcode 0 ends a finished run
 ]
 
 

@@ -81,6 +81,9 @@ def _signals(entry: Entry) -> list[str]:
         if s.get("swallowed_after"):
             names = ", ".join(_code(n) for n in s["swallowed_after"])
             flags += f", not counted when it follows {names} (an error caught and gone on from)"
+        if s.get("benign_with"):
+            names = ", ".join(_code(n) for n in s["benign_with"])
+            flags += f", not counted when the log also shows {names} (handled)"
         if s.get("traceback_frame"):
             flags += ", a traceback frame: names the generic exception that ends its traceback"
         weight = s.get("weight", 0.5)

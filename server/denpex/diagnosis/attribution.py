@@ -114,9 +114,13 @@ def _fired_entries(
     cat: CompiledCatalog, records: dict[int, SignalRecord], topo: Topology
 ) -> list[Entry]:
     by_entry: dict[str, list[SignalRecord]] = {}
+    seen = {(r.signal.entry_id, r.signal.name) for r in records.values() if r.count}
     for record in records.values():
         if record.count < record.signal.min_count:
             continue  # benign when it happens once or twice (see the catalog's min_count)
+        sig = record.signal
+        if any((sig.entry_id, name) in seen for name in sig.benign_with):
+            continue  # the log shows the program handled it (the catalog's benign_with)
         if record.signal.recovers and not record.unrecovered:
             continue  # every file's last NaN was followed by finite values: steps skipped
         by_entry.setdefault(record.signal.entry_id, []).append(record)

@@ -48,6 +48,7 @@ class Signal:
     not_with: frozenset[str] = frozenset()
     after_bad_exit: bool = False
     swallowed_after: frozenset[str] = frozenset()
+    benign_with: frozenset[str] = frozenset()  # signals whose line anywhere makes it benign
     recovers: bool = False  # a later finite value of the same key clears a hit
     # A traceback frame that places the generic exception ending its traceback (frames.py).
     traceback_frame: bool = False
@@ -208,6 +209,7 @@ def build_catalog(
                     not_with=frozenset(spec.get("not_with", [])),
                     after_bad_exit=bool(spec.get("after_bad_exit", False)),
                     swallowed_after=frozenset(spec.get("swallowed_after", [])),
+                    benign_with=frozenset(spec.get("benign_with", [])),
                     recovers=bool(spec.get("recovers", False)),
                     traceback_frame=bool(spec.get("traceback_frame", False)),
                     ends_traceback=bool(spec.get("ends_traceback", False)),

@@ -164,6 +164,10 @@ export interface Signal {
    */
   swallowed_after?: string[];
   /**
+   * Signals of the same entry whose line anywhere in the log shows the program handled this one: then this signal does not count (clip_grad_norm_'s non-finite-norm warning beside the scheduler warning that the AMP scaler skipped that step).
+   */
+  benign_with?: string[];
+  /**
    * A series value (a loss, a grad norm) that a later finite value of the same key clears: when every file's last hit is followed by a line holding that key with a finite value, the signal does not count (a step skipped by the fp16 loss scaler, an average over a window that held one overflow). The key is the hit's text before its value; searched on raw bytes, a block at a time, only after a hit.
    */
   recovers?: boolean;
