@@ -422,6 +422,10 @@ CASES = [
     Case("y434", "rank-exception"),  # torchelastic's indented traceback field
     Case("w700", "rank-exception"),  # an exception line behind a bare timestamp
     Case("ac111", None),  # Open MPI: MPI_ABORT with errorcode 0 ends a finished run
+    Case("ad112", "nan-inf-loss"),  # ESPnet: the gradients at all steps are invalid
+    Case("ad220", "rendezvous-failure"),  # the store-based barrier polled on and on
+    Case("f030", None),  # healthy: the same barrier polled once
+    Case("ad202", "host-oom"),  # Ray's memory monitor killed the worker
 ]
 
 

@@ -129,7 +129,8 @@ def _top(energy: np.ndarray) -> tuple[int, float]:
     """The index holding most of ``energy`` and its share of the whole."""
     top = int(np.argmax(energy))
     total = float(energy.sum())
-    return top, float(energy[top] / total) if total > 0 else 0.0
+    # At most 1, as compare._share: the sum may round below its largest term.
+    return top, min(1.0, float(energy[top]) / total) if total > 0 else 0.0
 
 
 def _axis_share(d: np.ndarray, n: int) -> tuple[int, float, int]:
