@@ -426,6 +426,9 @@ CASES = [
     Case("ad220", "rendezvous-failure"),  # the store-based barrier polled on and on
     Case("f030", None),  # healthy: the same barrier polled once
     Case("ad202", "host-oom"),  # Ray's memory monitor killed the worker
+    Case("ad315", "checkpoint-load-error"),  # DCP's CheckpointException raised in its loader
+    Case("ad316", "checkpoint-save-error"),  # "Exception saving checkpoint/model"
+    Case("ad325", "rendezvous-failure"),  # Paddle: a TCP error in init_parallel_env's barrier
 ]
 
 
