@@ -1357,8 +1357,11 @@ class _RepVGG(nn.Module):
     block sums three branches at training time, a 3x3 convolution with BatchNorm, a 1x1
     convolution with BatchNorm and (where the shape allows) a BatchNorm of its input, then a
     ReLU (the branches fold into one 3x3 convolution for inference, not done here). Its first
-    stage, one strided block, is the stem; it reads three channels here (EfficientLoFTR reads
-    grayscale). Global average pooling and a Linear on the last stage's map."""
+    stage, one block, is the stem; it reads three channels here (EfficientLoFTR reads
+    grayscale), at stride 1 (EfficientLoFTR's is 2): torch 2.13's oneDNN backward of a 1x1
+    stride-2 convolution reading a 3-channel channels-last map, on one thread, corrupts the
+    heap (glibc aborts "double free or corruption"), which the channels-last healthy rerun
+    hit. Global average pooling and a Linear on the last stage's map."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -1371,7 +1374,7 @@ class _RepVGG(nn.Module):
 
         _hf_quiet()
         cfg = EfficientLoFTRConfig(
-            stage_num_blocks=[1, 2, 2], stage_stride=[2, 1, 2], out_features=[16, 16, 32],
+            stage_num_blocks=[1, 2, 2], stage_stride=[1, 1, 2], out_features=[16, 16, 32],
             hidden_size=32, num_attention_heads=4,
         )  # fmt: skip
         cfg.stage_block_in_channels[0][0] = 3
