@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 17 (2026-12-06): the seventy-six architectures of rotations 1 to 16 are all tuning
-# now (rotation 16 held out Qwen3-Next, YOSO, BiT, PP-LCNet and TimesFM); five new ones
-# (Informer, Cohere, RoFormer, ConvNeXt V2, ResNet-D), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (810564c, frozen before any of their runs was judged), are held
+# Rotation 18 (2026-12-06): the eighty-one architectures of rotations 1 to 17 are all tuning
+# now (rotation 17 held out Informer, Cohere, RoFormer, ConvNeXt V2 and ResNet-D); five new
+# ones (DeepSeek-V3, MiniMax, xLSTM, RepVGG, WavLM), judged once by the rule named in
+# /work/helpers/RULE_FROZEN (eecd7ad, frozen before any of their runs was judged), are held
 # out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
@@ -34,8 +34,8 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "reformer", "cvt", "focalnet", "persimmon", "canine", "mobilenetv1", "autoformer",
           "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2", "switch", "modernbert",
           "lfm2", "textnet", "patchtsmixer", "qwen3next", "yoso", "bit", "pplcnet",
-          "timesfm")  # fmt: skip
-HELD_OUT = ("informer", "cohere", "roformer", "convnextv2", "resnetd")
+          "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd")  # fmt: skip
+HELD_OUT = ("deepseekv3", "minimax", "xlstm", "repvgg", "wavlm")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -158,6 +158,14 @@ _RECIPES = {
         Recipe(optimizer="sgd", lr=0.05, weight_decay=1e-4, clip=None, warmup=5),
         "pt",
     ),
+    "deepseekv3": (Recipe(bf16=True, clip=0.5), "safetensors"),
+    "minimax": (Recipe(weight_decay=0.01, warmup=20), "deepspeed"),
+    "xlstm": (Recipe(lr=3e-3, clip=0.5, warmup=5), "hf"),
+    "repvgg": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=5e-5, clip=None, warmup=5),
+        "dcp",
+    ),
+    "wavlm": (Recipe(lr=1e-3, warmup=20), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -1295,6 +1295,117 @@ class _ResNetD(nn.Module):
         return self.head(self.backbone(images).feature_maps[-1].mean((2, 3)))
 
 
+def _deepseek_v3() -> nn.Module:
+    from transformers import DeepseekV3Config, DeepseekV3ForCausalLM
+
+    _hf_quiet()
+    # DeepSeek-V3: multi-head latent attention (the queries through a low-rank latent with its
+    # own RMSNorm, q_a_proj then q_b_proj; keys and values rebuilt from one shared 32-wide
+    # latent, kv_a_proj_with_mqa then kv_b_proj, beside a decoupled rotary key shared by the
+    # heads), a dense SwiGLU first layer, then a MoE layer: a shared expert plus four routed
+    # ones picked top-2 by sigmoid scores (with their score-correction bias), weights fused.
+    cfg = DeepseekV3Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, n_shared_experts=1,
+        n_routed_experts=4, num_experts_per_tok=2, n_group=1, topk_group=1,
+        first_k_dense_replace=1, kv_lora_rank=32, q_lora_rank=32, qk_rope_head_dim=8,
+        qk_nope_head_dim=16, v_head_dim=16, max_position_embeddings=SEQ,
+        routed_scaling_factor=1.0, pad_token_id=0, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return DeepseekV3ForCausalLM(cfg)
+
+
+def _minimax() -> nn.Module:
+    from transformers import MiniMaxConfig, MiniMaxForCausalLM
+
+    _hf_quiet()
+    # MiniMax-01: layer 0 is lightning attention, linear attention with a per-head exponential
+    # decay computed in blocks of 16 positions (exact within a block, a running key-value state
+    # between blocks), its fused qkv projection SiLU'd, its output RMS-normed and gated by a
+    # sigmoid of the input; layer 1 is softmax attention. Both feed a Mixtral-style top-2 MoE
+    # (four experts, weights fused), each residual branch weighted by alpha and beta factors.
+    cfg = MiniMaxConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        num_local_experts=4, num_experts_per_tok=2,
+        layer_types=["linear_attention", "full_attention"], block_size=16, pad_token_id=0,
+        bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return MiniMaxForCausalLM(cfg)
+
+
+def _xlstm() -> nn.Module:
+    from transformers import xLSTMConfig, xLSTMForCausalLM
+
+    _hf_quiet()
+    # xLSTM 7B's block (no attention): an mLSTM layer, a matrix-memory LSTM per head (query,
+    # key and value projections, exponential input gate and sigmoid forget gate soft-capped,
+    # a stabilized recurrence computed chunkwise in parallel, 16 steps a chunk, in torch's own
+    # ops), a per-head LayerNorm and an output gate; then a gated (SiLU) feed-forward; RMSNorm
+    # in front of both. The kernels run in float32 (their default autocasts to bfloat16).
+    cfg = xLSTMConfig(
+        vocab_size=VOCAB, hidden_size=64, embedding_dim=64, num_hidden_layers=2, num_blocks=2,
+        num_heads=4, mode="train", chunk_size=16, autocast_kernel_dtype="float32",
+        inference_state_dtype="float32", ffn_round_up_to_multiple_of=16, use_cache=False,
+        pad_token_id=0, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return xLSTMForCausalLM(cfg)
+
+
+class _RepVGG(nn.Module):
+    """EfficientLoFTR's RepVGG backbone with a classifier: VGG-style plain stages whose every
+    block sums three branches at training time, a 3x3 convolution with BatchNorm, a 1x1
+    convolution with BatchNorm and (where the shape allows) a BatchNorm of its input, then a
+    ReLU (the branches fold into one 3x3 convolution for inference, not done here). Its first
+    stage, one block, is the stem; it reads three channels here (EfficientLoFTR reads
+    grayscale), at stride 1 (EfficientLoFTR's is 2): torch 2.13's oneDNN backward of a 1x1
+    stride-2 convolution reading a 3-channel channels-last map, on one thread, corrupts the
+    heap (glibc aborts "double free or corruption"), which the channels-last healthy rerun
+    hit. Global average pooling and a Linear on the last stage's map."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers.models.efficientloftr.configuration_efficientloftr import (
+            EfficientLoFTRConfig,
+        )
+        from transformers.models.efficientloftr.modeling_efficientloftr import (
+            EfficientLoFTRepVGG,
+        )
+
+        _hf_quiet()
+        cfg = EfficientLoFTRConfig(
+            stage_num_blocks=[1, 2, 2], stage_stride=[1, 1, 2], out_features=[16, 16, 32],
+            hidden_size=32, num_attention_heads=4,
+        )  # fmt: skip
+        cfg.stage_block_in_channels[0][0] = 3
+        # Built outside EfficientLoFTR's PreTrainedModel: torch's own initialization (BatchNorm
+        # scales of 1), not the matcher's N(0, 0.02) BatchNorm scales.
+        self.backbone = EfficientLoFTRepVGG(cfg)
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images)[-1].mean((2, 3)))
+
+
+def _wavlm() -> nn.Module:
+    from transformers import WavLMConfig, WavLMForSequenceClassification
+
+    _hf_quiet()
+    # WavLM: Wav2Vec2's conv feature encoder and post-norm transformer, its attention biased
+    # by bucketed relative positions (layer 0's bucket embedding, shared by the layers) and
+    # that bias gated per head by a GRU-like gate computed from each query (gru_rel_pos_linear).
+    # SpecAugment and LayerDrop off: both draw randoms.
+    cfg = WavLMConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), feat_extract_norm="group",
+        num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4, classifier_proj_size=32,
+        num_buckets=32, max_bucket_distance=64, num_labels=CLASSES, hidden_dropout=0.0,
+        activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0, final_dropout=0.0,
+        layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return WavLMForSequenceClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -2111,5 +2222,45 @@ ARCHS: dict[str, Arch] = {
               "stem": "backbone.embedder.embedder.0.convolution",
               "norm": "backbone.encoder.stages.0.layers.1.layer.0.normalization"},
              batchnorm=True),
+        # Rotation 18's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (DeepSeek-V3, whose queries pass through
+        # a latent: q_a_proj, the query projection that reads the layer's normed input; MiniMax,
+        # whose layer 0 is lightning attention: its fused qkv_proj, as Falcon's and BLOOM's fused
+        # projections; xLSTM, whose mLSTM has queries: q; WavLM, whose query, key and value
+        # projections run inside torch's multi_head_attention_forward on their weights, their
+        # modules never called, so no hook can sit on them: the one projection of the attention's
+        # input that is called, gru_rel_pos_linear, which computes from each head's slice of the
+        # input the gate on the relative position bias, a part of the attention weights, as Mamba's
+        # x_proj), layer 1's first MLP projection (DeepSeek-V3, a MoE layer with a shared expert:
+        # the shared expert's up_proj, as Qwen2-MoE's; MiniMax, a MoE layer without one: the fused
+        # experts, lane faults on gate_up_proj, as Mixtral's; xLSTM, gated: proj_up, as Gemma's
+        # up_proj; WavLM: the intermediate dense, as Wav2Vec2's), the token embedding the model
+        # calls (WavLM, which reads audio: the feature projection, as Wav2Vec2's), layer 1's pre-MLP
+        # norm (DeepSeek-V3 and MiniMax: post_attention_layernorm; xLSTM: norm_ffn; WavLM,
+        # post-norm: the norm between attention and MLP, as Wav2Vec2's); for RepVGG, whose stem is
+        # its first stage's one block: the stem's 3x3 convolution, the second block's first (3x3)
+        # convolution (the first block of stage 1, counting the stem as the first block, as the
+        # CNN's), the first (3x3) convolution of the first block of the next stage (stage 2), and
+        # the `conv` convolution's BatchNorm. RepVGG has BatchNorm throughout.
+        Arch("deepseekv3", _deepseek_v3, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_a_proj", "mlp.shared_experts.up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("minimax", _minimax, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.qkv_proj", "mlp.experts",
+                       "model.embed_tokens", "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("xlstm", _xlstm, _tokens, _causal_loss,
+             _lm_sites("backbone.blocks", "mlstm_layer.q", "ffn.proj_up", "backbone.embeddings",
+                       "norm_ffn")),
+        Arch("repvgg", _RepVGG, _images, _class_loss,
+             {"conv": "backbone.stages.1.blocks.0.conv1.conv",
+              "conv-late": "backbone.stages.2.blocks.0.conv1.conv",
+              "stem": "backbone.stages.0.blocks.0.conv1.conv",
+              "norm": "backbone.stages.1.blocks.0.conv1.norm"},
+             batchnorm=True),
+        Arch("wavlm", _wavlm, _waves, _class_loss,
+             _lm_sites("wavlm.encoder.layers", "attention.gru_rel_pos_linear",
+                       "feed_forward.intermediate_dense", "wavlm.feature_projection.projection",
+                       "layer_norm")),
     )
 }  # fmt: skip
