@@ -1,16 +1,16 @@
-"""A held-out architecture end to end through the CLI (issue 9): Cohere (transformers; a
-decoder whose attention and MLP run side by side from one shared LayerNorm, with normed
-queries and keys and scaled logits; bf16 autocast), trained on the CPU by bench/trainings
-exactly as in the corpus (rotation 17 holds `cohere` out of threshold tuning; its runs are
-measured in docs/measurements/drift-rotation17/). Judged by `denpex drift --json` as a real
-subprocess. Its one measurement (heldout-cohere.txt, rule 810564c) flagged none of its nine
+"""A held-out architecture end to end through the CLI (issue 9): xLSTM (transformers; no
+attention: each block an mLSTM layer, a matrix-memory LSTM per head whose query, key and value
+projections feed exponential gates, then a gated MLP), trained on the CPU by bench/trainings
+exactly as in the corpus (rotation 18 holds `xlstm` out of threshold tuning; its runs are
+measured in docs/measurements/drift-rotation18/). Judged by `denpex drift --json` as a real
+subprocess. Its one measurement (heldout-xlstm.txt, rule eecd7ad) flagged none of its nine
 healthy reruns, with or without a noise reference; the two used here are a one-thread rerun
 split in four micro-batches and a two-thread rerun whose four micro-batches are shuffled. A
-permanent 1e-2 compute fault on layer 0's query projection and a bit flip in its weight are
-flagged from the first checkpoint after their onset. Rotation 16 trained its held-out
-Qwen3-Next here, rotation 15 LFM2, rotation 14 DiffLlama, rotation 13 Persimmon, rotation 12
-OLMo 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the gated conv LM, rotation 8
-FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
+permanent 1e-2 compute fault on block 0's query projection and a bit flip in its weight are
+flagged from the first checkpoint after their onset. Rotation 17 trained its held-out Cohere
+here, rotation 16 Qwen3-Next, rotation 15 LFM2, rotation 14 DiffLlama, rotation 13 Persimmon,
+rotation 12 OLMo 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the gated conv LM,
+rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
 
 from __future__ import annotations
 
@@ -29,10 +29,10 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "cohere"
+ARCH = "xlstm"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch cohere --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch xlstm --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",

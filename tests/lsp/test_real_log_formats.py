@@ -429,6 +429,9 @@ CASES = [
     Case("ad315", "checkpoint-load-error"),  # DCP's CheckpointException raised in its loader
     Case("ad316", "checkpoint-save-error"),  # "Exception saving checkpoint/model"
     Case("ad325", "rendezvous-failure"),  # Paddle: a TCP error in init_parallel_env's barrier
+    Case("s001", "cuda-oom"),  # TensorFlow on ROCm: HIP_ERROR_OutOfMemory, retried smaller
+    Case("q160", "loss-scale-overflow"),  # guided-diffusion: lg_loss_scale below zero
+    Case("t220", "checkpoint-load-error"),  # Orbax: restore tree does not match the target
 ]
 
 
