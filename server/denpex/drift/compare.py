@@ -87,11 +87,12 @@ def blocks(meta: TensorMeta) -> Iterator[tuple[int, int]]:
         yield r0, min(meta.rows, r0 + step)
 
 
-def _share(part: float, whole: float) -> float:
-    """``part``'s fraction of ``whole``, at most 1: the column sums and the row sums add the
-    same squares in different orders, so one column holding all of it can come out a few ulps
-    above the total (TimesFM's doubled MLP channel: 1.0000000245)."""
-    return min(1.0, part / whole) if whole > 0 else 0.0
+def _share(sums: np.ndarray, top: int, whole: float) -> float:
+    """``sums[top]``'s fraction of ``whole``, at most 1 (0 for an empty or equal tensor): the
+    column sums and the row sums add the same squares in different orders, so one column
+    holding all of it can come out a few ulps above the total (TimesFM's doubled MLP
+    channel: 1.0000000245)."""
+    return min(1.0, float(sums[top]) / whole) if whole > 0 else 0.0
 
 
 class Sums:
@@ -128,9 +129,9 @@ class Sums:
             rows=rows,
             cols=cols,
             top_row=top_row,
-            top_row_share=_share(float(self.row_sq[top_row]), diff_sq),
+            top_row_share=_share(self.row_sq, top_row, diff_sq),
             top_col=top_col,
-            top_col_share=_share(float(col_sq[top_col]), diff_sq),
+            top_col_share=_share(col_sq, top_col, diff_sq),
             compared_dtype=target,
             note=_precision_note(run.dtype, ref.dtype, target),
             non_finite=self.non_finite,
