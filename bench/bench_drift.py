@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import shutil
 import struct
@@ -275,6 +276,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
     args = ap.parse_args()
     need = (4 * args.gb + 2 * args.ranks * args.rank_gb) * 1e9 * 1.1
+    os.makedirs(args.dir, exist_ok=True)  # a --dir that does not exist yet is made
     free = shutil.disk_usage(args.dir).free
     if free < need:
         print(
