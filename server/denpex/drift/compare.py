@@ -87,7 +87,7 @@ def blocks(meta: TensorMeta) -> Iterator[tuple[int, int]]:
         yield r0, min(meta.rows, r0 + step)
 
 
-def _share(sums: np.ndarray, top: int, whole: float) -> float:
+def share(sums: np.ndarray, top: int, whole: float) -> float:
     """``sums[top]``'s fraction of ``whole``, at most 1 (0 for an empty or equal tensor): the
     column sums and the row sums add the same squares in different orders, so one column
     holding all of it can come out a few ulps above the total (TimesFM's doubled MLP
@@ -129,9 +129,9 @@ class Sums:
             rows=rows,
             cols=cols,
             top_row=top_row,
-            top_row_share=_share(self.row_sq, top_row, diff_sq),
+            top_row_share=share(self.row_sq, top_row, diff_sq),
             top_col=top_col,
-            top_col_share=_share(col_sq, top_col, diff_sq),
+            top_col_share=share(col_sq, top_col, diff_sq),
             compared_dtype=target,
             note=_precision_note(run.dtype, ref.dtype, target),
             non_finite=self.non_finite,

@@ -33,7 +33,7 @@ from collections import Counter
 
 import numpy as np
 
-from denpex.drift.compare import compared_dtype
+from denpex.drift.compare import compared_dtype, share
 from denpex.drift.model import (
     ReplicaStep,
     StepDiff,
@@ -128,9 +128,7 @@ def _tensor_diff(a: TensorPrint, b: TensorPrint) -> TensorDiff:
 def _top(energy: np.ndarray) -> tuple[int, float]:
     """The index holding most of ``energy`` and its share of the whole."""
     top = int(np.argmax(energy))
-    total = float(energy.sum())
-    # At most 1, as compare._share: the sum may round below its largest term.
-    return top, min(1.0, float(energy[top]) / total) if total > 0 else 0.0
+    return top, share(energy, top, float(energy.sum()))
 
 
 def _axis_share(d: np.ndarray, n: int) -> tuple[int, float, int]:
