@@ -7,14 +7,19 @@ reads only a regular file (no link, no FIFO) that the user running Denpex owns a
 nobody else may write, so another account cannot plant one (a shared ``XDG_CACHE_HOME``, a
 world-writable cache folder); its callers still check what they read. ``write_private``
 writes atomically (a reader never sees half a file) with owner-only permissions.
+``read_record``/``write_record`` keep one JSON value under a key with a checksum: what the
+catalog's caches store (a value whose key or checksum does not match is a miss).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 
 def default_dir() -> Path:
@@ -65,3 +70,33 @@ def write_private(path: Path, data: bytes) -> bool:
         with contextlib.suppress(OSError):
             tmp.unlink()
         return False
+
+
+def read_record(path: Path, key: str, field: str, max_bytes: int) -> Any:
+    """The JSON value ``write_record`` stored in ``field`` under ``key``; None when the file
+    is missing or not private (``read_private``), does not parse, was written under another
+    key or does not match its checksum. The caller still checks the value's shape."""
+    raw = read_private(path, max_bytes)
+    try:
+        record = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("key") != key:
+        return None
+    text = record.get(field)
+    if not isinstance(text, str) or checksum(text) != record.get("sha256"):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def write_record(path: Path, key: str, field: str, text: str) -> bool:
+    """Store ``text`` (a JSON value) in ``field`` under ``key``, with its checksum."""
+    record = {"key": key, "sha256": checksum(text), field: text}
+    return write_private(path, json.dumps(record).encode("utf-8"))
+
+
+def checksum(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

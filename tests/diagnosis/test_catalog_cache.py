@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from denpex import catalog
+from denpex.cachedir import checksum
 from denpex.diagnosis import catalog_cache, matcher
 from denpex.diagnosis.context import EXTRACTOR_LITERALS
 from denpex.diagnosis.matcher import CompiledCatalog, compile_catalog
@@ -94,7 +95,7 @@ def _tamper(cache_file: Path, change: Any, *, forge_checksum: bool) -> None:
     change(data)
     data["analysis"] = json.dumps(data["analysis"])
     if forge_checksum:
-        data["sha256"] = catalog_cache._digest(data["analysis"])
+        data["sha256"] = checksum(data["analysis"])
     cache_file.write_text(json.dumps(data))
 
 
@@ -157,7 +158,7 @@ def test_a_tampered_cache_is_ignored_and_rewritten(
     assert capsys.readouterr().out == ""
     written = json.loads(cache_file.read_text())
     analysis = json.loads(written["analysis"])
-    assert written["sha256"] == catalog_cache._digest(written["analysis"])
+    assert written["sha256"] == checksum(written["analysis"])
     assert catalog_cache._well_formed(analysis)
     rebuilt = matcher.build_catalog(catalog.entries(), analysis, EXTRACTOR_LITERALS)
     assert _same(rebuilt, _fresh())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from denpex.catalog import parsed_cache
 from denpex.errors import InputError
 
 Entry = dict[str, Any]
@@ -26,13 +26,23 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 @cache
 def entries() -> dict[str, Entry]:
     """All entries by id, loaded once per process."""
-    out: dict[str, Entry] = {}
     folder = resources.files("denpex.catalog") / "entries"
-    for item in sorted(folder.iterdir(), key=lambda p: p.name):
-        if item.name.endswith(".toml"):
-            entry = tomllib.loads(item.read_text(encoding="utf-8"))
+    files = [
+        (item.name, item.read_bytes())
+        for item in sorted(folder.iterdir(), key=lambda p: p.name)
+        if item.name.endswith(".toml")
+    ]
+
+    def parse() -> dict[str, Entry]:
+        import tomllib  # only when the cache misses: its import is part of the start-up saved
+
+        out: dict[str, Entry] = {}
+        for _, data in files:
+            entry = tomllib.loads(data.decode("utf-8"))
             out[entry["id"]] = entry
-    return out
+        return out
+
+    return parsed_cache.load(files, parse)
 
 
 def get(entry_id: str) -> Entry:

@@ -30,7 +30,7 @@ from typing import Any
 
 import denpex
 from denpex import catalog
-from denpex.cachedir import default_dir, read_private, write_private
+from denpex.cachedir import default_dir, read_record, write_record
 from denpex.diagnosis import literals, matcher
 from denpex.diagnosis.matcher import Analysis, CompiledCatalog, analyze_catalog, build_catalog
 
@@ -72,31 +72,12 @@ def _key(entries: dict[str, catalog.Entry]) -> str | None:
 
 
 def _read(path: Path, key: str) -> Analysis | None:
-    raw = read_private(path, _MAX_BYTES)
-    try:
-        data = json.loads(raw) if raw is not None else None
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or data.get("key") != key:
-        return None
-    text, digest = data.get("analysis"), data.get("sha256")
-    if not isinstance(text, str) or _digest(text) != digest:
-        return None
-    try:
-        analysis = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    analysis = read_record(path, key, "analysis", _MAX_BYTES)
     return analysis if _well_formed(analysis) else None
 
 
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def _write(path: Path, key: str, analysis: Analysis) -> None:
-    text = json.dumps(analysis)
-    record = {"key": key, "sha256": _digest(text), "analysis": text}
-    write_private(path, json.dumps(record).encode("utf-8"))
+    write_record(path, key, "analysis", json.dumps(analysis))
 
 
 def _well_formed(analysis: Any) -> bool:
