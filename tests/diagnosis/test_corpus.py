@@ -40,9 +40,9 @@ LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 # (eight of them with part AD's rules, which moved AD's own test half to 35/41); the floors
 # follow the corpus.
 FLOORS = {
-    "class_accuracy": 0.8457,
-    "rank_recall": 0.8603,
-    "rank_precision": 0.9747,
+    "class_accuracy": 0.8454,
+    "rank_recall": 0.8611,
+    "rank_precision": 0.9748,
     "collateral_recall": 0.8329,
 }
 CEILINGS = {

@@ -432,6 +432,7 @@ CASES = [
     Case("s001", "cuda-oom"),  # TensorFlow on ROCm: HIP_ERROR_OutOfMemory, retried smaller
     Case("q160", "loss-scale-overflow"),  # guided-diffusion: lg_loss_scale below zero
     Case("t220", "checkpoint-load-error"),  # Orbax: restore tree does not match the target
+    Case("af106", "nan-inf-loss"),  # grad_norm inf in aligned columns, step after step
 ]
 
 
