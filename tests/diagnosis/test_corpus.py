@@ -21,28 +21,28 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-06 over parts A-AE (parts D to
-# AE labelled blind by the written protocol before any run; tests/corpus/README.md,
-# "Labelling protocol"; docs/diagnosis.md, "Measured on real logs"): class 1682/1989 =
-# 0.8457, rank recall 154/179 = 0.8603, rank precision 154/158 = 0.9747, collateral recall
-# 0.8329, three collateral ranks named as initiating, nine healthy false alarms in 281
+# Test-split floors, set from the figures measured on 2026-12-06 over parts A-AF (parts D to
+# AF labelled blind by the written protocol before any run; tests/corpus/README.md,
+# "Labelling protocol"; docs/diagnosis.md, "Measured on real logs"): class 1693/2003 =
+# 0.8452, rank recall 156/181 = 0.8619, rank precision 156/160 = 0.975, collateral recall
+# 0.8329, three collateral ranks named as initiating, nine healthy false alarms in 291
 # (never examined; the pieces' first scorings found eleven: two in part N8's test half, one
 # in P8's, one in Q4's, three in R3's, one in T4's, one in AA5's, one in AC2's, one in AD4's;
 # with the rules learnt from dev halves since, nine remain). The thread-only test logs are
-# outside these. Each of parts J to AE's test halves was scored once, before any rule looked
-# at it (docs/measurements/corpus-partJ/ to -partAE/): part T's nine pieces gave 126/158 on
+# outside these. Each of parts J to AF's test halves was scored once, before any rule looked
+# at it (docs/measurements/corpus-partJ/ to -partAF/): part T's nine pieces gave 126/158 on
 # class, part U's three 50/68, part V's five 61/75, part W's seven 72/91, part X's four
 # 44/48, part Y's six 51/73, part Z's four 56/74, part AA's five 49/68, part AB's four 41/54,
-# part AC's two 13/32, part AD's four 34/41 (part AE: healthy logs only, 0 of 13 test ones
-# raised an alarm). Parts Y to AC lowered the aggregates (A-X alone
-# is unchanged at 1409/1647 and 138/161). The rules their dev halves taught moved AA's test
-# half nowhere (49/68), AB's to 43/54 and AC's to 14/32, and fixed nineteen older test logs
-# (eight of them with part AD's rules, which moved AD's own test half to 35/41); the floors
-# follow the corpus.
+# part AC's two 13/32, part AD's four 34/41, part AF's three 11/14 (part AE: healthy logs
+# only, 0 of 13 test ones raised an alarm; AF's test halves 0 of 10). Parts Y to AC lowered
+# the aggregates (A-X alone is unchanged at 1409/1647 and 138/161). The rules their dev
+# halves taught moved AA's test half nowhere (49/68), AB's to 43/54 and AC's to 14/32, and
+# fixed nineteen older test logs (eight of them with part AD's rules, which moved AD's own
+# test half to 35/41); the floors follow the corpus.
 FLOORS = {
-    "class_accuracy": 0.8454,
-    "rank_recall": 0.8611,
-    "rank_precision": 0.9748,
+    "class_accuracy": 0.8452,
+    "rank_recall": 0.8619,
+    "rank_precision": 0.975,
     "collateral_recall": 0.8329,
 }
 CEILINGS = {
@@ -92,7 +92,7 @@ def test_labels_are_well_formed():
     for r in rows:
         where = r["id"]
         # Neutral names: a file name like rank3.log would hand the rank to the tool.
-        assert re.fullmatch(r"(?:[a-z]|a[a-f])\d{3}", r["id"]), where
+        assert re.fullmatch(r"(?:[a-z]|a[a-g])\d{3}", r["id"]), where
         assert r["file"] == f"logs/{r['id']}.log", where
         assert r["source"].startswith("https://github.com/"), where
         assert r["class"] in ids or r["class"] == "healthy", where

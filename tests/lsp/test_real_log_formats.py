@@ -433,6 +433,9 @@ CASES = [
     Case("q160", "loss-scale-overflow"),  # guided-diffusion: lg_loss_scale below zero
     Case("t220", "checkpoint-load-error"),  # Orbax: restore tree does not match the target
     Case("af106", "nan-inf-loss"),  # grad_norm inf in aligned columns, step after step
+    Case("af217", None),  # healthy: stopped with Ctrl+C, a KeyboardInterrupt traceback
+    Case("af012", "checkpoint-load-error"),  # optimizer state of another parameter grouping
+    Case("af008", "nan-inf-loss"),  # tf_cnn_benchmarks: total_loss nan step after step
 ]
 
 
