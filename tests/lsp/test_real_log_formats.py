@@ -436,6 +436,7 @@ CASES = [
     Case("af217", None),  # healthy: stopped with Ctrl+C, a KeyboardInterrupt traceback
     Case("af012", "checkpoint-load-error"),  # optimizer state of another parameter grouping
     Case("af008", "nan-inf-loss"),  # tf_cnn_benchmarks: total_loss nan step after step
+    Case("ag014", "collective-mismatch"),  # fairseq's out-of-sync gather, its message wrapped
 ]
 
 
