@@ -437,6 +437,7 @@ CASES = [
     Case("af012", "checkpoint-load-error"),  # optimizer state of another parameter grouping
     Case("af008", "nan-inf-loss"),  # tf_cnn_benchmarks: total_loss nan step after step
     Case("ag014", "collective-mismatch"),  # fairseq's out-of-sync gather, its message wrapped
+    Case("ag107", "rank-exception"),  # DeepSpeed's launcher: a worker exited with code 1
 ]
 
 
