@@ -287,6 +287,29 @@ def test_parallel_screening_equals_sequential(tmp_path, monkeypatch):
     assert [f["id"] for f in expected] == ["cuda-oom", "loss-spike"]
 
 
+def test_a_mid_size_file_is_cut_into_one_part_per_worker(tmp_path, monkeypatch):
+    from denpex.diagnosis import parallel
+
+    mb = 1 << 20
+    assert parallel.part_bounds(4 * mb, 100 * mb, 2) == [4 * mb, 52 * mb, 100 * mb]
+    assert parallel.part_bounds(4 * mb, 40 * mb, 8) == [4 * mb, 20 * mb, 36 * mb, 40 * mb]
+    assert len(parallel.part_bounds(0, 1024 * mb, 2)) - 1 == 16  # 64 MB parts at most
+    # the same findings as a sequential scan, the file cut that way (scaled down)
+    log = tmp_path / "job.log"
+    _job_log(log)
+    sequential = LogScanner()
+    with log.open("rb") as f:
+        sequential.feed_stream(str(log), f)
+    monkeypatch.setattr(parallel, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(parallel, "BLOCK", 4096)
+    monkeypatch.setattr(parallel, "_RANGE_MIN", 1)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 3)
+    assert len(parallel.part_bounds(4096, log.stat().st_size, 3)) - 1 == 3
+    split = LogScanner()
+    assert split.feed_file(str(log))
+    assert [f.to_json() for f in split.findings()] == [f.to_json() for f in sequential.findings()]
+
+
 def test_ranges_cover_every_line_once(tmp_path):
     from denpex.diagnosis.lines import FileReader, iter_blocks_at
     from denpex.diagnosis.parallel import _align

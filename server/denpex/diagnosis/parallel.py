@@ -52,11 +52,7 @@ def worker_count() -> int:
 
 def screen_ranges(path: str, start: int, screen: BlockScreen) -> Iterator[BlockResult]:
     """BlockResults of ``path`` from ``start`` (a line start) to its end, in file order."""
-    size = os.path.getsize(path)
-    # Parts of at most RANGE_SIZE, enough of them to keep every worker busy on a file of a
-    # few hundred MB (one part per worker), none too small to be worth a task.
-    span = min(RANGE_SIZE, max(_RANGE_MIN, -(-(size - start) // worker_count())))
-    bounds = [*range(start, size, span), size]
+    bounds = part_bounds(start, os.path.getsize(path), worker_count())
     freq = tuple(sorted((screen.freq or {}).items()))
     demoted = tuple(sorted(screen.demoted))
     tasks: list[Task] = [
@@ -70,6 +66,14 @@ def screen_ranges(path: str, start: int, screen: BlockScreen) -> Iterator[BlockR
     with multiprocessing.get_context(method).Pool(worker_count()) as pool:
         for results in pool.imap(_screen_range, tasks):
             yield from results
+
+
+def part_bounds(start: int, size: int, workers: int) -> list[int]:
+    """Where the workers' parts of bytes ``start``..``size`` begin, and the end: parts of at
+    most RANGE_SIZE, enough of them to keep every worker busy on a file of a few hundred MB
+    (one part per worker), none smaller than _RANGE_MIN (unless RANGE_SIZE is)."""
+    span = min(RANGE_SIZE, max(_RANGE_MIN, -(-(size - start) // workers)))
+    return [*range(start, size, span), size]
 
 
 def _screen_range(task: Task) -> list[BlockResult]:
