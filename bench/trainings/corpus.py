@@ -19,11 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 18 (2026-12-06): the eighty-one architectures of rotations 1 to 17 are all tuning
-# now (rotation 17 held out Informer, Cohere, RoFormer, ConvNeXt V2 and ResNet-D); five new
-# ones (DeepSeek-V3, MiniMax, xLSTM, RepVGG, WavLM), judged once by the rule named in
-# /work/helpers/RULE_FROZEN (eecd7ad, frozen before any of their runs was judged), are held
-# out.
+# Rotation 19 (2026-12-06): the eighty-six architectures of rotations 1 to 18 are all tuning
+# now (rotation 18 held out DeepSeek-V3, MiniMax, xLSTM, RepVGG and WavLM); five new ones
+# (Zamba2, T5Gemma, MobileViTV2, Wav2Vec2-BERT, UnivNet), to be judged once by the rule named in
+# /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -34,8 +33,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "reformer", "cvt", "focalnet", "persimmon", "canine", "mobilenetv1", "autoformer",
           "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2", "switch", "modernbert",
           "lfm2", "textnet", "patchtsmixer", "qwen3next", "yoso", "bit", "pplcnet",
-          "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd")  # fmt: skip
-HELD_OUT = ("deepseekv3", "minimax", "xlstm", "repvgg", "wavlm")
+          "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd", "deepseekv3",
+          "minimax", "xlstm", "repvgg", "wavlm")  # fmt: skip
+HELD_OUT = ("zamba2", "t5gemma", "mobilevitv2", "w2vbert", "univnet")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -166,6 +166,12 @@ _RECIPES = {
         "dcp",
     ),
     "wavlm": (Recipe(lr=1e-3, warmup=20), "pt"),
+    "zamba2": (Recipe(lr=1e-3, clip=0.5), "deepspeed"),
+    "t5gemma": (Recipe(bf16=True, weight_decay=0.01, warmup=20), "safetensors"),
+    # MobileViTV2 is BatchNorm throughout its convolutions; trained with AdamW, as MobileViT.
+    "mobilevitv2": (Recipe(weight_decay=0.05, warmup=5), "pt"),
+    "w2vbert": (Recipe(lr=1e-3, clip=0.5, warmup=20), "dcp"),
+    "univnet": (Recipe(lr=1e-3, clip=None, weight_decay=0.01), "hf"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

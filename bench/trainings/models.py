@@ -18,6 +18,7 @@ IMAGE, CLASSES = 16, 10
 WAVE = 320  # audio samples: 31 frames after the feature encoder
 MELS, FRAMES = 16, 32  # log-mel features: 16 bins, 32 frames (16 after Whisper's strided conv)
 SERIES, CONTEXT, HORIZON = 4, 32, 8  # time series: 4 channels, 32 steps seen, 8 forecast
+HOP, BINS, NOISE = 16, 17, 16  # vocoder: 16 samples a frame, 17 bins, 16 noise values a frame
 
 
 @dataclass(frozen=True)
@@ -1406,6 +1407,130 @@ def _wavlm() -> nn.Module:
     return WavLMForSequenceClassification(cfg)
 
 
+def _zamba2() -> nn.Module:
+    from transformers import Zamba2Config, Zamba2ForCausalLM
+
+    _hf_quiet()
+    # Zamba2: Mamba2 layers (state-space duality: a scalar decay per head, the scan computed
+    # chunkwise, 16 steps a chunk, in torch's own ops; one fused in_proj makes the gate, x, B,
+    # C and the step; a gated RMSNorm in front of out_proj) and, in its hybrid layers, one
+    # shared attention-and-MLP block (weights shared by every hybrid layer) that reads the
+    # hidden state concatenated with the original embeddings, with a LoRA adapter per layer on
+    # its q, k, v and fused gate-up projections, whose output a Linear adds before the layer's
+    # own Mamba2. Layer 0 is Mamba2 only, layer 1 hybrid.
+    cfg = Zamba2Config(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2,
+        layers_block_type=["mamba", "hybrid"], mamba_d_state=16, mamba_expand=2,
+        n_mamba_heads=4, use_mamba_kernels=False, chunk_size=16, num_attention_heads=4,
+        num_key_value_heads=4, intermediate_size=128, num_mem_blocks=1,
+        use_shared_attention_adapter=True, adapter_rank=8, use_mem_rope=True,
+        max_position_embeddings=SEQ, use_cache=False, pad_token_id=0, bos_token_id=0,
+        eos_token_id=1,
+    )  # fmt: skip
+    return Zamba2ForCausalLM(cfg)
+
+
+class _T5Gemma(nn.Module):
+    """T5Gemma: an encoder-decoder built of Gemma 2 layers (grouped-query attention with rotary
+    positions, a sliding window of 8 on layer 0 and global attention on layer 1, attention
+    logits soft-capped at 50 and the final logits at 30, pre- and post-norms around both the
+    attention and the gated GELU MLP, RMSNorms scaling by 1 + weight); the decoder's layers
+    cross-attend to the encoder's output. T5Gemma masks the positions whose token is the pad
+    token: called with all-ones masks, every token of the chains (0 included) is read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import (
+            T5GemmaConfig,
+            T5GemmaForConditionalGeneration,
+            T5GemmaModuleConfig,
+        )
+
+        _hf_quiet()
+        stack = dict(
+            vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+            max_position_embeddings=SEQ, sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"], attn_logit_softcapping=50.0,
+            final_logit_softcapping=30.0, query_pre_attn_scalar=16, dropout_rate=0.0,
+            attention_dropout=0.0,
+        )  # fmt: skip
+        cfg = T5GemmaConfig(
+            encoder=T5GemmaModuleConfig(**stack), decoder=T5GemmaModuleConfig(**stack),
+            vocab_size=VOCAB, dropout_rate=0.0, attention_dropout=0.0, pad_token_id=0,
+            bos_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+        )  # fmt: skip
+        self.model = T5GemmaForConditionalGeneration(cfg)
+
+    def forward(self, input_ids: torch.Tensor, decoder_input_ids: torch.Tensor) -> object:
+        return self.model(
+            input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+            decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=torch.ones_like(decoder_input_ids),
+        )  # fmt: skip
+
+
+def _mobilevit_v2() -> nn.Module:
+    from transformers import MobileViTV2Config, MobileViTV2ForImageClassification
+
+    _hf_quiet()
+    # MobileViTV2: MobileNetV2 inverted residuals (BatchNorm, SiLU), and in its later stages a
+    # block that unfolds the map into 2x2 patches and runs a separable self-attention across
+    # them (one 1x1 convolution makes a context score per patch, the keys and the values; the
+    # scores, softmaxed over patches, pool the keys into one context vector that gates the
+    # ReLU'd values: linear in the patches, no query-key matrix), GroupNorms of one group in
+    # those blocks. Output stride 8: the last two stages dilate instead of striding (16x16
+    # images leave 2x2 maps after three strides).
+    cfg = MobileViTV2Config(
+        image_size=IMAGE, num_channels=3, patch_size=2, width_multiplier=0.25, output_stride=8,
+        attn_dropout=0.0, ffn_dropout=0.0, hidden_dropout_prob=0.0,
+        classifier_dropout_prob=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return MobileViTV2ForImageClassification(cfg)
+
+
+def _w2v_bert() -> nn.Module:
+    from transformers import Wav2Vec2BertConfig, Wav2Vec2BertForSequenceClassification
+
+    _hf_quiet()
+    # Wav2Vec2-BERT (w2v-BERT 2.0, Seamless's speech encoder): log-mel frames, LayerNormed and
+    # projected to tokens (no conv feature encoder), then Conformer layers: two half-step SiLU
+    # feed-forwards (Macaron) around a self-attention with Shaw-style relative position
+    # embeddings (clipped 16 to the left, 4 to the right, an Embedding of distances whose
+    # query-distance products add to the logits) and a convolution module (pointwise GLU, a
+    # causal depthwise 9-wide convolution, LayerNorm where a Conformer has BatchNorm, SiLU,
+    # pointwise), LayerNorm in front of each and at the end; mean pooling, a projection and a
+    # classifier. SpecAugment and LayerDrop off: both draw randoms.
+    cfg = Wav2Vec2BertConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        feature_projection_input_dim=MELS, position_embeddings_type="relative_key",
+        left_max_position_embeddings=16, right_max_position_embeddings=4,
+        conv_depthwise_kernel_size=9, classifier_proj_size=32, num_labels=CLASSES,
+        hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0,
+        final_dropout=0.0, conformer_conv_dropout=0.0, layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return Wav2Vec2BertForSequenceClassification(cfg)
+
+
+def _univnet() -> nn.Module:
+    from transformers import UnivNetConfig, UnivNetModel
+
+    _hf_quiet()
+    # UnivNet's generator, a vocoder (no attention, no recurrence, no normalization layer): a
+    # noise sequence, one vector per spectrogram frame, goes through a convolution, then per
+    # stage a transposed convolution upsamples it 4x and residual layers each apply a
+    # dilated convolution and a location-variable convolution, whose kernels and biases a
+    # kernel predictor (its own residual convolution stack) computes from the spectrogram,
+    # frame by frame, gated by a tanh-sigmoid; a last convolution and tanh give the waveform.
+    cfg = UnivNetConfig(
+        model_in_channels=16, model_hidden_channels=16, num_mel_bins=BINS,
+        resblock_kernel_sizes=[3, 3], resblock_stride_sizes=[4, 4],
+        resblock_dilation_sizes=[[1, 3], [1, 3]], kernel_predictor_num_blocks=1,
+        kernel_predictor_hidden_channels=16, kernel_predictor_dropout=0.0,
+    )  # fmt: skip
+    return UnivNetModel(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1581,6 +1706,25 @@ def _mels(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield protos[labels] + 0.8 * torch.randn(BATCH * 2, MELS, FRAMES, generator=g), labels
 
 
+def _mel_frames(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    # _mels' log-mel patterns, frames first: (batch, frames, bins), as Wav2Vec2-BERT reads them.
+    for mels, labels in _mels(seed):
+        yield mels.transpose(1, 2).contiguous(), labels
+
+
+def _spectra(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    # The waveforms of _waves, each heard as a log-magnitude spectrogram (32-sample Hann
+    # frames, hop 16: 20 frames of 17 bins) beside a noise sequence (16 values a frame, drawn
+    # from the family's own generator), packed side by side per frame; the target is the
+    # waveform itself.
+    g = torch.Generator().manual_seed(seed + 1)
+    for waves, _ in _waves(seed):
+        frames = nn.functional.pad(waves, (8, 8)).unfold(1, 2 * HOP, HOP)
+        spec = torch.fft.rfft(frames * torch.hann_window(2 * HOP), dim=-1).abs()
+        noise = torch.randn(waves.shape[0], WAVE // HOP, NOISE, generator=g)
+        yield torch.cat([torch.log(spec + 1e-2), noise], -1), waves
+
+
 def _series(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     g = torch.Generator().manual_seed(seed)
     # Each channel of each series is a mixture of two tones (drawn from a fixed set, at random
@@ -1689,6 +1833,24 @@ def _timesfm_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     target = future.transpose(1, 2).reshape(n * SERIES, HORIZON)
     out = model(past_values=series, future_values=target)
     return out.loss * n / total
+
+
+def _vocoder_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    assert isinstance(batch, tuple)
+    inputs, waves = batch
+    spec, noise = inputs[..., :BINS], inputs[..., BINS:]
+    out = model(input_features=spec, noise_sequence=noise).waveforms.float()
+
+    def magnitude(w: torch.Tensor) -> torch.Tensor:
+        window = torch.hann_window(64)
+        return torch.stft(w, 64, 16, window=window, return_complex=True).abs()
+
+    # A vocoder's reconstruction loss: the waveform's L1 plus the L1 of the log-magnitude
+    # spectrograms (phase-blind), each averaged over its elements, summed over the micro-batch
+    # and divided by the whole batch's count.
+    spectral = torch.log(magnitude(out) + 1e-3) - torch.log(magnitude(waves) + 1e-3)
+    per_wave = (out - waves).abs().sum() / WAVE + spectral.abs().sum() / spectral[0].numel()
+    return per_wave / total
 
 
 def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[str, str]:
@@ -2262,5 +2424,48 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("wavlm.encoder.layers", "attention.gru_rel_pos_linear",
                        "feed_forward.intermediate_dense", "wavlm.feature_projection.projection",
                        "layer_norm")),
+        # Rotation 19's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Zamba2, whose layer 0 is Mamba2 only:
+        # its fused in_proj, the Linear that makes the gate, x, B, C and the step, as Qwen3-Next's
+        # in_proj_qkvz; T5Gemma: the encoder's q_proj, as T5's; Wav2Vec2-BERT: the query,
+        # linear_q), layer 1's first MLP projection (Zamba2: the shared block's fused
+        # gate_up_proj, as ModernBERT's Wi; T5Gemma, gated: the encoder's up_proj, as Gemma's;
+        # Wav2Vec2-BERT, whose Conformer layer opens with a half-step feed-forward: that
+        # feed-forward's intermediate dense), the token embedding the model calls (T5Gemma: the
+        # encoder's embed_tokens, as T5's; Wav2Vec2-BERT, which reads log-mel frames: the feature
+        # projection, as Wav2Vec2's), layer 1's pre-MLP norm (Zamba2: the shared block's
+        # pre_ff_layernorm; T5Gemma: the encoder's pre_feedforward_layernorm; Wav2Vec2-BERT:
+        # ffn1_layer_norm, in front of the first feed-forward); for MobileViTV2 the stem's
+        # convolution, the second block's first convolution (the 1x1 expansion of the first block
+        # after the stem's, as MobileViT's), the first convolution of the first block of the next
+        # stage (its downsampling block's expansion, as MobileViT's), and the `conv` convolution's
+        # BatchNorm; for UnivNet, a convolutional vocoder whose stages are its upsampling LVC
+        # blocks and whose blocks are their residual layers: the stem (conv_pre, on the noise),
+        # the second block's first convolution (the dilated convolution of stage 0's second
+        # residual layer), the first convolution of the first block of the next stage (that of
+        # stage 1's first residual layer; the transposed convolution in front of the layers is not
+        # a layer's), and no norm: UnivNet has no normalization layer. MobileViTV2 has BatchNorm
+        # in its convolutions.
+        Arch("zamba2", _zamba2, _tokens, _causal_loss,
+             _lm_sites("model.layers", "mamba.in_proj",
+                       "shared_transformer.feed_forward.gate_up_proj", "model.embed_tokens",
+                       "shared_transformer.pre_ff_layernorm")),
+        Arch("t5gemma", _T5Gemma, _tokens, _seq2seq_loss,
+             _lm_sites("model.model.encoder.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "model.model.encoder.embed_tokens", "pre_feedforward_layernorm")),
+        Arch("mobilevitv2", _mobilevit_v2, _images, _class_loss,
+             {"conv": "mobilevitv2.encoder.layer.1.layer.0.expand_1x1.convolution",
+              "conv-late": "mobilevitv2.encoder.layer.2.downsampling_layer.expand_1x1.convolution",
+              "stem": "mobilevitv2.conv_stem.convolution",
+              "norm": "mobilevitv2.encoder.layer.1.layer.0.expand_1x1.normalization"},
+             batchnorm=True),
+        Arch("w2vbert", _w2v_bert, _mel_frames, _class_loss,
+             _lm_sites("wav2vec2_bert.encoder.layers", "self_attn.linear_q",
+                       "ffn1.intermediate_dense", "wav2vec2_bert.feature_projection.projection",
+                       "ffn1_layer_norm")),
+        Arch("univnet", _univnet, _spectra, _vocoder_loss,
+             {"conv": "resblocks.0.resblocks.1.conv",
+              "conv-late": "resblocks.1.resblocks.0.conv",
+              "stem": "conv_pre"}),
     )
 }  # fmt: skip
