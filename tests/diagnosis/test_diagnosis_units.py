@@ -430,6 +430,22 @@ def test_a_non_finite_loss_followed_by_a_finite_one_is_benign(nan_at, finite_aft
     assert [f.id for f in scanner.findings()] == found
 
 
+@pytest.mark.parametrize(
+    ("lines", "found"),
+    [
+        # rsl_rl's PPO table: the word before "loss" names the series.
+        (["Mean value_function loss: inf", "Mean entropy loss: 21.9732"], ["nan-inf-loss"]),
+        (["Mean value_function loss: inf", "Mean value_function loss: 0.3140"], []),
+        # A step number before the key is no part of it.
+        (["epoch 3 loss: nan", "epoch 4 loss: 0.51"], []),
+    ],
+)
+def test_the_word_before_a_loss_key_names_its_series(lines, found):
+    scanner = LogScanner()
+    scanner.feed_stream("m.log", io.BytesIO(("\n".join(lines) + "\n").encode()))
+    assert [f.id for f in scanner.findings()] == found
+
+
 def test_recovery_is_seen_across_blocks_and_parallel_ranges(tmp_path, monkeypatch):
     """The finite value may sit blocks (and a worker's range) after the non-finite one."""
     log = tmp_path / "m.log"
