@@ -40,10 +40,10 @@ LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 # 43/54 and AC's to 14/32, and fixed twenty-one older test logs (eight of them with part AD's
 # rules, which moved AD's own test half to 35/41; two with AG's); the floors follow the corpus.
 FLOORS = {
-    "class_accuracy": 0.8472,
-    "rank_recall": 0.8619,
+    "class_accuracy": 0.8473,
+    "rank_recall": 0.8571,
     "rank_precision": 0.975,
-    "collateral_recall": 0.8357,
+    "collateral_recall": 0.8319,
 }
 CEILINGS = {
     "collateral_as_initiating": 3,

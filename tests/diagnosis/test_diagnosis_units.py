@@ -430,6 +430,22 @@ def test_a_non_finite_loss_followed_by_a_finite_one_is_benign(nan_at, finite_aft
     assert [f.id for f in scanner.findings()] == found
 
 
+@pytest.mark.parametrize(
+    ("lines", "found"),
+    [
+        # rsl_rl's PPO table: the word before "loss" names the series.
+        (["Mean value_function loss: inf", "Mean entropy loss: 21.9732"], ["nan-inf-loss"]),
+        (["Mean value_function loss: inf", "Mean value_function loss: 0.3140"], []),
+        # A step number before the key is no part of it.
+        (["epoch 3 loss: nan", "epoch 4 loss: 0.51"], []),
+    ],
+)
+def test_the_word_before_a_loss_key_names_its_series(lines, found):
+    scanner = LogScanner()
+    scanner.feed_stream("m.log", io.BytesIO(("\n".join(lines) + "\n").encode()))
+    assert [f.id for f in scanner.findings()] == found
+
+
 def test_recovery_is_seen_across_blocks_and_parallel_ranges(tmp_path, monkeypatch):
     """The finite value may sit blocks (and a worker's range) after the non-finite one."""
     log = tmp_path / "m.log"
@@ -443,3 +459,39 @@ def test_recovery_is_seen_across_blocks_and_parallel_ranges(tmp_path, monkeypatc
     split = LogScanner()
     assert split.feed_file(str(log))
     assert [f.id for f in split.findings()] == ["nan-inf-loss"]
+
+
+def _failure_table(kill_at: str) -> str:
+    """torchelastic's ChildFailedError table: rank 3 raised at 13:02:58, rank 0 SIGKILLed at
+    ``kill_at``, and the root cause (rank 1, the same second as rank 3)."""
+
+    def row(n: int, time: str, rank: int, code: int, pid: int, tb: str) -> str:
+        return (
+            f"[{n}]:\n  time      : 2026-09-07_{time}\n  host      : localhost\n"
+            f"  rank      : {rank} (local_rank: {rank})\n  exitcode  : {code} (pid: {pid})\n"
+            f"  error_file: <N/A>\n  traceback : {tb}\n"
+        )
+
+    return (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\ntrain.py FAILED\n"
+        "------------------------------------------------------------\nFailures:\n"
+        + row(1, "13:02:58", 3, 1, 14692, "To enable traceback see: https://pytorch.org/")
+        + row(2, kill_at, 0, -9, 14689, "Signal 9 (SIGKILL) received by PID 14689")
+        + "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        + row(0, "13:02:58", 1, 1, 14690, "To enable traceback see: https://pytorch.org/")
+    )
+
+
+@pytest.mark.parametrize(
+    ("kill_at", "found"),
+    [
+        # 31 s after the first failure: the agent's SIGKILL of a worker its SIGTERM left alive.
+        ("13:03:29", "rank-exception"),
+        # The same second: a death of its own.
+        ("13:02:58", "process-killed-signal"),
+    ],
+)
+def test_a_sigkill_row_of_the_agents_escalation_is_teardown(kill_at, found):
+    assert [f.id for f in diagnose_text(_failure_table(kill_at))][:1] == [found]

@@ -408,7 +408,7 @@ def test_a_column_share_a_hair_above_one_is_no_crash() -> None:
     from denpex.drift.verdict import assess
 
     def step(i: int) -> StepDiff:
-        share = 1.0000000245127563 if i >= 4 else 0.05
+        share = 1.0000000245127563 if i >= 4 else 0.02
         down = TensorDiff(
             name="mlp.down_proj.weight", numel=2048, diff_sq=3.5e-9 * 3**i, ref_sq=2.1,
             max_abs=1e-5 * 2**i, mismatched=1596, rows=32, cols=64, top_row=2,
@@ -421,5 +421,5 @@ def test_a_column_share_a_hair_above_one_is_no_crash() -> None:
         )  # fmt: skip
         return StepDiff(step=12 * (i + 1), tensors=[down, up])
 
-    judged = assess([step(i) for i in range(10)])  # the column arrives at step 60 and holds
+    judged = assess([step(i) for i in range(10)])  # the column arrives at step 60 (21x) and holds
     assert judged.flagged and judged.onset_step == 60, (judged.verdict, judged.notes)

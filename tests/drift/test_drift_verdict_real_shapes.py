@@ -318,3 +318,63 @@ def test_a_window_channel_is_flagged_when_the_noise_run_kept_the_tensor_spread()
                     for a in _NOISE[1]]  # fmt: skip
     verdict = _with_noise(_focal(27, *_RERUN), spread_noise)
     assert verdict.verdict == "gradual_drift" and verdict.flagged, verdict.notes
+
+
+def vector(name: str, diff_sq: float, n: int, top: tuple[int, float]) -> TensorDiff:
+    """A bias of ``n`` elements whose difference puts ``share`` of itself on one element."""
+    return TensorDiff(
+        name=name,
+        numel=n,
+        diff_sq=diff_sq,
+        ref_sq=n * 1e-2,
+        max_abs=math.sqrt(diff_sq * top[1]),
+        mismatched=int(0.8 * n),
+        rows=n,
+        cols=1,
+        top_row=top[0],
+        top_row_share=top[1],
+        top_col=0,
+        top_col_share=1.0,
+    )
+
+
+def test_a_query_key_channel_taking_over_in_two_fast_steps_is_the_models_own() -> None:
+    # A healthy WavLM rerun on two threads (rotation 18), judged without a noise run: element
+    # 45 of layer 1's query bias and row 45 of its key weight (the same head dimension) took
+    # their tensors over from step 24 to 48, the bias element's amplitude rising 12.4x over
+    # those two checkpoints (3.8x, then 3.3x). A fault arrives at once: 22x and more.
+    key_l2 = [4.88e-8, 1.22e-7, 2.15e-7, 3.18e-7, 4.51e-7, 5.66e-7, 6.16e-7, 6.38e-7, 6.51e-7,
+              6.59e-7]  # fmt: skip
+    key_share = [0.054, 0.081, 0.21, 0.378, 0.498, 0.578, 0.557, 0.549, 0.529, 0.521]
+    bias_l2 = [2.27e-9, 7.48e-9, 1.8e-8, 3.89e-8, 5.42e-8, 6.27e-8, 6.6e-8, 6.83e-8, 6.89e-8,
+               6.88e-8]  # fmt: skip
+    bias_share = [0.111, 0.097, 0.241, 0.55, 0.652, 0.693, 0.648, 0.648, 0.637, 0.639]
+    extra = [
+        [
+            matrix("attention.k_proj.weight", key_l2[i] ** 2, row=(48 if i == 0 else 45, ks)),
+            vector("attention.q_proj.bias", bias_l2[i] ** 2, N, (34 if i == 0 else 45, bs)),
+        ]
+        for i, (ks, bs) in enumerate(zip(key_share, bias_share, strict=True))
+    ]
+    verdict = judged(extra)
+    assert not verdict.flagged, verdict.notes
+
+
+def _gate_bias(ratio: list[float], n: int) -> list[list[TensorDiff]]:
+    return [[vector("attention.gru_rel_pos_linear.bias", r * r * grow(i), n, (0, 0.3))]
+            for i, r in enumerate(ratio)]  # fmt: skip
+
+
+# A healthy WavLM rerun against its noise run (rotation 18): the 8-element relative-position
+# gate bias, a random walk, stood 1-2x the noise run's distance at first and 4.3-6.9x late.
+_GATE = [1.0, 1.5, 1.2, 2.0, 3.0, 4.0, 5.0, 6.0, 6.6, 6.6]
+
+
+def test_a_tiny_tensor_outside_the_noise_envelope_is_chance() -> None:
+    verdict = _with_noise(_gate_bias(_GATE, 8), _gate_bias([1.0] * 10, 8))
+    assert not verdict.flagged, verdict.notes
+
+
+def test_a_vector_of_enough_elements_outside_the_noise_envelope_departs() -> None:
+    verdict = _with_noise(_gate_bias(_GATE, N), _gate_bias([1.0] * 10, N))
+    assert verdict.verdict == "gradual_drift", verdict.notes

@@ -438,6 +438,14 @@ CASES = [
     Case("af008", "nan-inf-loss"),  # tf_cnn_benchmarks: total_loss nan step after step
     Case("ag014", "collective-mismatch"),  # fairseq's out-of-sync gather, its message wrapped
     Case("ag107", "rank-exception"),  # DeepSpeed's launcher: a worker exited with code 1
+    Case("ah003", "nccl-network-error"),  # aws-ofi-nccl's test: "NET/OFI Couldn't open AV"
+    Case("ah007", "nccl-network-error", 1, "high"),  # OFI's address vector, [rank1] prefix
+    Case("ah014", "nccl-network-error"),  # a vendor IB transport: "NET/IBP:Got completion"
+    Case("ah019", "nccl-network-error"),  # NVSHMEM's ibrc transport: ibv_modify_qp failed
+    Case("ah020", "nccl-network-error"),  # NVSHMEM's ibgda transport: INIT2RTR_QP failed
+    Case("ah021", "nccl-internal-error"),  # NCCL 2.2x: address of no known family
+    Case("ah504", "process-killed-signal"),  # a wrapper's "failed with exit code -9"
+    Case("ah521", "nan-inf-loss"),  # rsl_rl: value_function loss inf, entropy loss finite
 ]
 
 

@@ -137,6 +137,8 @@ def _fired_entries(
     # the watchdog's own abort), or after a launcher's report of a task's own bad exit (srun
     # then ends the step: Slurm's bare "CANCELLED AT", the other tasks "Killed"), stops
     # counting; an entry left without signals drops out.
+    # A signal whose every hit is on a failure-table row of torchelastic's SIGKILL escalation
+    # (Topology.escalated) is the agent's teardown too.
     ids = {e.id for e in out}
     bad_exit = launchers.srun_bad_exit(topo.claims)
 
@@ -144,11 +146,12 @@ def _fired_entries(
         if r.signal.not_with & ids:
             return True
         first = r.first
-        return (
-            r.signal.after_bad_exit
-            and first is not None
-            and launchers.after(bad_exit, first.source, first.line)
-        )
+        if first is None:
+            return False
+        escalated, rows = topo.escalated(first.source)
+        if first.line in escalated and r.count <= rows:
+            return True
+        return r.signal.after_bad_exit and launchers.after(bad_exit, first.source, first.line)
 
     kept = []
     for e in out:

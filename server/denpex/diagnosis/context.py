@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from denpex.diagnosis import launchers
 from denpex.diagnosis.launchers import Claim, RootCauseTable
@@ -80,6 +81,16 @@ _SYSLOG_HOST = re.compile(
 )
 # Table rows carry the rank only on their "rank :" row; rows this close after it inherit it.
 _TABLE_SPAN = 4
+# torchelastic's agent SIGKILLs workers 30 s after its SIGTERM; its table stamps whole seconds.
+ESCALATION = 29.0
+
+
+def _table_stamp(text: str) -> datetime | None:
+    """A failure table's ``time : 2024-03-05_07:01:51``."""
+    try:
+        return datetime.strptime(text, "%Y-%m-%d_%H:%M:%S")
+    except ValueError:
+        return None
 
 
 def _bus(text: str) -> str:
@@ -111,6 +122,10 @@ class Topology:
     _root_cause_line: dict[str, int] = field(default_factory=dict)
     _table_time: dict[str, tuple[int, str]] = field(default_factory=dict)
     _wrapped_claim: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    # Failure-table exit rows: source -> [(exitcode line, exitcode, the row's time)].
+    _exit_rows: dict[str, list[tuple[int, int | None, datetime | None]]] = field(
+        default_factory=dict
+    )
 
     def see_rank(self, rank: int) -> None:
         self.ranks_seen.add(rank)
@@ -180,6 +195,12 @@ class Topology:
             self.claims.extend(launchers.claims_from(name, m, source, line))
         elif name == "table_exit":
             owner, pid = self.table_rank(source, line), to_int(g["pid"])
+            rows = self._exit_rows.setdefault(source, [])
+            if len(rows) < 4096:
+                time_row = self._table_time.get(source)
+                near = time_row is not None and 0 < line - time_row[0] <= _TABLE_SPAN
+                stamp = _table_stamp(time_row[1]) if time_row is not None and near else None
+                rows.append((line, to_int(g["code"], signed=True), stamp))
             listing = self.tables.get(source)
             if listing is not None and owner is not None and listing.root == owner:
                 listing.root_code = to_int(g["code"], signed=True)
@@ -192,6 +213,26 @@ class Topology:
             enq, done = to_int(g["enq"], signed=True), to_int(g["done"], signed=True)
             if enq is not None and done is not None:
                 self.progress[rank] = (enq, done)
+
+    def escalated(self, source: str) -> tuple[set[int], int]:
+        """The lines (exitcode to traceback) of failure-table rows that torchelastic's teardown
+        wrote, and how many such rows there are: a SIGKILL
+        stamped ESCALATION seconds or more after the table's first failure. The agent sends
+        the surviving workers SIGTERM when one fails and SIGKILL to those still alive 30 s
+        later, so such a row is the agent's kill, not a death of its own (a table of one
+        exit 1 at 13:02:58, then -9 and -15 together at 13:03:29)."""
+        rows = self._exit_rows.get(source, [])
+        stamps = [t for _, _, t in rows if t is not None]
+        if not stamps:
+            return set(), 0
+        first = min(stamps)
+        kills = [
+            line
+            for line, code, t in rows
+            if code == -9 and t is not None and (t - first).total_seconds() >= ESCALATION
+        ]
+        # A row's exitcode line, its error_file line and its traceback line.
+        return {line + k for line in kills for k in range(3)}, len(kills)
 
     def table_rank(self, source: str, line: int) -> int | None:
         row = self._table.get(source)

@@ -17,6 +17,8 @@ from denpex.diagnosis.store import SignalRecord
 # The non-finite value that ends a series signal's match: its key is the text before it.
 _NON_FINITE = re.compile(r"\[?-?(nan|inf|tensor\()", re.IGNORECASE)
 _KEY_MAX = 64
+# One word of letters and underscores, alone before the key and a single space.
+_WORD_BEFORE = re.compile(r"(?<![^ \t])[A-Za-z_]{2,32} $")
 
 
 @functools.lru_cache(maxsize=64)
@@ -47,6 +49,12 @@ def _finite_value_of(match: re.Match[str] | None) -> re.Pattern[bytes] | None:
         and value.start() + match.start() - start < _KEY_MAX
     ):
         start -= 1
+    # A word before the key names the series too ("Mean value_function loss: inf" is not
+    # cleared by "Mean entropy loss: 21.97", rsl_rl's PPO table). Only letters: a step
+    # number ("epoch 3 loss: nan", then "epoch 4 loss: 0.51") is no part of the key.
+    word = _WORD_BEFORE.search(line, max(0, start - _KEY_MAX), start)
+    if word is not None:
+        start = word.start()
     return _finite_after(line[start : match.start() + value.start()])
 
 

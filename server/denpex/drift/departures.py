@@ -39,6 +39,7 @@ from denpex.drift.thresholds import (
     LIFT_MIN,
     MAX_SHARE_BAR,
     MIN_MISMATCHED,
+    MIN_VECTOR,
     PERSIST,
     SELF_FACTOR,
 )
@@ -204,7 +205,8 @@ def _arrived(track: list[TensorDiff | None], shares: list[float], start: int) ->
     arrives: 22x and more over the two checkpoints up to its onset on every faulty run this
     lever found (two: a fault that began just before a checkpoint is split over two
     intervals), while a channel the model makes sensitive takes over gradually: ConvNeXt's row
-    28 in every healthy rerun (at most 8.9x over two), and ConvBERT's, where one input column
+    28 in every healthy rerun (at most 8.9x over two), WavLM's query/key head dimension 45 in a
+    two-thread rerun (12.4x over two: 3.8x, then 3.3x), and ConvBERT's, where one input column
     of a 1x1 conv took 0.6 of its tensor in reruns more than in the noise run, so that a noise
     run does not excuse it. A run equal to its reference before arrives. A channel that held
     its tensor from the first checkpoint compared (``start`` 0) shows no arrival at all: the
@@ -394,6 +396,8 @@ def envelope(
     out = []
     for name, raw_ratios in raw.items():
         track, ntrack = tracks[name], noise[name]
+        if _too_few(track):
+            continue
         ratios = [r / k for r, k in zip(raw_ratios, scale, strict=True)]
         # Self-calibrated like localisation: two independent random walks (a gradient-null
         # parameter, e.g. a conv bias ahead of BatchNorm) differ several-fold in size by
@@ -418,6 +422,15 @@ def envelope(
             )
         )
     return out
+
+
+def _too_few(track: list[TensorDiff | None]) -> bool:
+    """Fewer than MIN_VECTOR elements: the L2 of so few random-walking elements is itself a
+    chance draw, and two healthy runs' differ several-fold (WavLM's 8-element relative-position
+    gate bias stood 4.3-6.9x its noise run's distance in five healthy reruns of nine, rotation
+    18). The tensors a fault writes into beside it (the op's weight) carry the envelope."""
+    first = next((t for t in track if t is not None), None)
+    return first is None or first.numel < MIN_VECTOR
 
 
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
