@@ -141,6 +141,7 @@ def _fired_entries(
     # (Topology.escalated) is the agent's teardown too.
     ids = {e.id for e in out}
     bad_exit = launchers.srun_bad_exit(topo.claims)
+    escalations: dict[str, tuple[set[int], int]] = {}  # per source, computed once
 
     def fallout(r: SignalRecord) -> bool:
         if r.signal.not_with & ids:
@@ -148,7 +149,9 @@ def _fired_entries(
         first = r.first
         if first is None:
             return False
-        escalated, rows = topo.escalated(first.source)
+        if first.source not in escalations:
+            escalations[first.source] = topo.escalated(first.source)
+        escalated, rows = escalations[first.source]
         if first.line in escalated and r.count <= rows:
             return True
         return r.signal.after_bad_exit and launchers.after(bad_exit, first.source, first.line)

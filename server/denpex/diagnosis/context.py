@@ -216,11 +216,11 @@ class Topology:
 
     def escalated(self, source: str) -> tuple[set[int], int]:
         """The lines (exitcode to traceback) of failure-table rows that torchelastic's teardown
-        wrote, and how many such rows there are: a SIGKILL
-        stamped ESCALATION seconds or more after the table's first failure. The agent sends
-        the surviving workers SIGTERM when one fails and SIGKILL to those still alive 30 s
-        later, so such a row is the agent's kill, not a death of its own (a table of one
-        exit 1 at 13:02:58, then -9 and -15 together at 13:03:29)."""
+        wrote, and how many such rows there are: a SIGKILL stamped ESCALATION seconds or more
+        after the table's first failure. The agent sends the surviving workers SIGTERM when
+        one fails and SIGKILL to those still alive 30 s later, so such a row is the agent's
+        kill, not a death of its own (a table of one exit 1 at 13:02:58, then -9 and -15
+        together at 13:03:29)."""
         rows = self._exit_rows.get(source, [])
         stamps = [t for _, _, t in rows if t is not None]
         if not stamps:
