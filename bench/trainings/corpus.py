@@ -19,10 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 19 (2026-12-06): the eighty-six architectures of rotations 1 to 18 are all tuning
-# now (rotation 18 held out DeepSeek-V3, MiniMax, xLSTM, RepVGG and WavLM); five new ones
-# (Zamba2, T5Gemma, MobileViTV2, Wav2Vec2-BERT, UnivNet), to be judged once by the rule named in
-# /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are held out.
+# Rotation 20 (2026-12-06): the ninety-one architectures of rotations 1 to 19 are all tuning
+# now (rotation 19 held out Zamba2, T5Gemma, MobileViTV2, Wav2Vec2-BERT and UnivNet); five new
+# ones (LongT5, Falcon-H1, PP-LCNetV3, Parakeet, Decision Transformer), to be judged once by
+# the rule named in /work/helpers/RULE_FROZEN (frozen later, before any of their runs is
+# judged), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -34,8 +35,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "hiera", "led", "diffllama", "mpnet", "beit", "hgnetv2", "switch", "modernbert",
           "lfm2", "textnet", "patchtsmixer", "qwen3next", "yoso", "bit", "pplcnet",
           "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd", "deepseekv3",
-          "minimax", "xlstm", "repvgg", "wavlm")  # fmt: skip
-HELD_OUT = ("zamba2", "t5gemma", "mobilevitv2", "w2vbert", "univnet")
+          "minimax", "xlstm", "repvgg", "wavlm", "zamba2", "t5gemma", "mobilevitv2", "w2vbert",
+          "univnet")  # fmt: skip
+HELD_OUT = ("longt5", "falconh1", "pplcnetv3", "parakeet", "decision")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -172,6 +174,15 @@ _RECIPES = {
     "mobilevitv2": (Recipe(weight_decay=0.05, warmup=5), "pt"),
     "w2vbert": (Recipe(lr=1e-3, clip=0.5, warmup=20), "dcp"),
     "univnet": (Recipe(lr=1e-3, clip=None, weight_decay=0.01), "hf"),
+    "longt5": (Recipe(lr=1e-3, clip=0.5, warmup=20), "safetensors"),
+    "falconh1": (Recipe(weight_decay=0.01), "hf"),
+    "pplcnetv3": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5),
+        "deepspeed",
+    ),
+    # Parakeet has BatchNorm in its convolution modules; trained with AdamW, as a Conformer.
+    "parakeet": (Recipe(lr=1e-3, weight_decay=0.01, warmup=20), "dcp"),
+    "decision": (Recipe(bf16=True, lr=1e-3, clip=0.25, weight_decay=1e-4), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

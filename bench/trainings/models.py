@@ -19,6 +19,7 @@ WAVE = 320  # audio samples: 31 frames after the feature encoder
 MELS, FRAMES = 16, 32  # log-mel features: 16 bins, 32 frames (16 after Whisper's strided conv)
 SERIES, CONTEXT, HORIZON = 4, 32, 8  # time series: 4 channels, 32 steps seen, 8 forecast
 HOP, BINS, NOISE = 16, 17, 16  # vocoder: 16 samples a frame, 17 bins, 16 noise values a frame
+STATE, ACT, EPISODE = 8, 3, 10  # control: 8 state values, 3 action values, 10 steps an episode
 
 
 @dataclass(frozen=True)
@@ -1531,6 +1532,123 @@ def _univnet() -> nn.Module:
     return UnivNetModel(cfg)
 
 
+def _longt5() -> nn.Module:
+    from transformers import LongT5Config, LongT5ForConditionalGeneration
+
+    _hf_quiet()
+    # LongT5 with transient-global attention in its encoder: each token attends to the tokens
+    # of its own block and the two neighbouring blocks (local radius 4: blocks of 5 tokens)
+    # and to transient global tokens, the per-block sums of the layer's input (blocks of 4
+    # tokens), normed and computed afresh in every layer, with their own relative position
+    # buckets; the decoder is T5's (full causal self-attention, cross-attention). Gated-GELU
+    # MLPs (wi_0 the GELU'd gate, wi_1 the linear branch), RMS norms, no biases, embeddings
+    # tied.
+    cfg = LongT5Config(
+        d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4,
+        vocab_size=VOCAB, dropout_rate=0.0, relative_attention_num_buckets=8,
+        relative_attention_max_distance=SEQ // 2, local_radius=4, global_block_size=4,
+        encoder_attention_type="transient-global", feed_forward_proj="gated-gelu",
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1, use_cache=False,
+    )  # fmt: skip
+    return LongT5ForConditionalGeneration(cfg)
+
+
+def _falcon_h1() -> nn.Module:
+    from transformers import FalconH1Config, FalconH1ForCausalLM
+
+    _hf_quiet()
+    # Falcon-H1: every layer runs a grouped-query attention (rotary positions) and a Mamba2
+    # mixer side by side on the same normed input (not interleaved, as Jamba and Zamba2 do) and
+    # adds both outputs, each scaled by its own fixed multiplier, then a SwiGLU MLP; muP-style
+    # multipliers (set away from 1 here) scale the embeddings, the keys, the attention's and the
+    # SSM's input and output, the MLP's gate and down projections, the SSM's in_proj parts and
+    # the logits. The Mamba2 scan runs chunkwise in torch's own ops (16 steps a chunk).
+    cfg = FalconH1Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        mamba_d_ssm=64, mamba_n_heads=4, mamba_d_head=16, mamba_n_groups=1, mamba_d_state=16,
+        mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=16, mamba_rms_norm=True,
+        embedding_multiplier=2.0, lm_head_multiplier=0.5, key_multiplier=0.5,
+        attention_in_multiplier=1.0, attention_out_multiplier=0.75, ssm_in_multiplier=1.25,
+        ssm_out_multiplier=0.5, mlp_multipliers=[0.75, 0.5], tie_word_embeddings=False,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return FalconH1ForCausalLM(cfg)
+
+
+class _PPLCNetV3(nn.Module):
+    """PP-LCNetV3's backbone with a classifier: depthwise-separable blocks whose depthwise and
+    pointwise convolutions are each a learnable reparameterization layer (MobileOne-style: at
+    training time the sum of four parallel kxk convolution-BatchNorm branches, a 1x1
+    convolution-BatchNorm branch and, where the shape allows, a BatchNorm of the input, then
+    a learnable scalar affine; hardswish, itself followed by a learnable scalar affine),
+    squeeze-and-excitation in the last stage. Global average pooling and a Linear on the
+    last stage's map. BatchNorm throughout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import PPLCNetV3Backbone, PPLCNetV3Config
+
+        _hf_quiet()
+        cfg = PPLCNetV3Config(
+            block_configs=[[[3, 8, 16, 1, False]], [[3, 16, 32, 2, False], [3, 32, 32, 1, False]],
+                           [[3, 32, 32, 1, False]], [[3, 32, 64, 2, False]],
+                           [[3, 64, 64, 1, True]]],
+            stem_channels=8, stem_stride=2, out_features=["stage5"],
+        )  # fmt: skip
+        self.backbone = PPLCNetV3Backbone(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).feature_maps[-1].mean((2, 3)))
+
+
+class _Parakeet(nn.Module):
+    """Parakeet's FastConformer encoder with a classifier: log-mel frames through a
+    convolutional subsampling (a stride-2 3x3 convolution, ReLU, a stride-2 depthwise 3x3 and
+    a pointwise convolution, ReLU, then a Linear that makes each 4-frame step a token), then
+    Conformer layers: two half-step SiLU feed-forwards (Macaron) around a self-attention with
+    Transformer-XL relative positions (sinusoidal distances projected by relative_k_proj,
+    content and position biases per head) and a convolution module (pointwise GLU, depthwise
+    9-wide convolution, BatchNorm, SiLU, pointwise), LayerNorms in front of each and at the
+    end; mean pooling and a Linear. BatchNorm in the convolution modules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import ParakeetEncoder, ParakeetEncoderConfig
+
+        _hf_quiet()
+        cfg = ParakeetEncoderConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+            conv_kernel_size=9, subsampling_factor=4, subsampling_conv_channels=16,
+            num_mel_bins=MELS, dropout=0.0, dropout_positions=0.0, layerdrop=0.0,
+            activation_dropout=0.0, attention_dropout=0.0, max_position_embeddings=SEQ,
+        )  # fmt: skip
+        self.encoder = ParakeetEncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, maps: torch.Tensor) -> torch.Tensor:
+        # (batch, 1, frames, bins): the one-channel map its subsampling convolutions read.
+        return self.head(self.encoder(input_features=maps[:, 0]).last_hidden_state.mean(1))
+
+
+def _decision_transformer() -> nn.Module:
+    from transformers import DecisionTransformerConfig, DecisionTransformerModel
+
+    _hf_quiet()
+    # Decision Transformer (offline reinforcement learning as sequence modelling): every time
+    # step's return-to-go, state and action, each embedded by its own Linear plus a learned
+    # embedding of the time step, become three tokens (return, state, action) of a GPT-2
+    # without position embeddings (LayerNorm over the interleaved tokens first); the action is
+    # read off each state's token, through a Linear and tanh.
+    cfg = DecisionTransformerConfig(
+        state_dim=STATE, act_dim=ACT, hidden_size=64, max_ep_len=EPISODE, n_positions=3 * EPISODE,
+        n_layer=2, n_head=4, n_inner=128, activation_function="gelu_new", resid_pdrop=0.0,
+        embd_pdrop=0.0, attn_pdrop=0.0, use_cache=False, action_tanh=True,
+    )  # fmt: skip
+    return DecisionTransformerModel(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -1712,6 +1830,13 @@ def _mel_frames(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         yield mels.transpose(1, 2).contiguous(), labels
 
 
+def _mel_maps(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    # _mel_frames as one-channel maps, (batch, 1, frames, bins): a BatchNorm net's healthy
+    # reruns include channels-last ones, which need four dimensions.
+    for frames, labels in _mel_frames(seed):
+        yield frames[:, None], labels
+
+
 def _spectra(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     # The waveforms of _waves, each heard as a log-magnitude spectrogram (32-sample Hann
     # frames, hop 16: 20 frames of 17 bins) beside a noise sequence (16 values a frame, drawn
@@ -1739,6 +1864,34 @@ def _series(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         waves = waves + 0.1 * torch.randn(waves.shape, generator=g)
         waves = waves.transpose(1, 2)  # (batch, time, channels)
         yield waves[:, :CONTEXT].contiguous(), waves[:, CONTEXT:].contiguous()
+
+
+def _episodes(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    # A fixed stable linear system (s' = A s + B a + noise) driven by an expert whose action is
+    # tanh(K s + goal u) plus noise, each episode with its own goal in [-1, 1], which its reward
+    # (goal times the action's reach along u, less a tenth of the state's energy) reveals;
+    # packed per step as the state, the return to go (scaled by 1/10, as Decision Transformer
+    # scales its returns) and the time step, the target being the actions.
+    a_sys = 0.9 * torch.linalg.qr(torch.randn(STATE, STATE, generator=g))[0]
+    b_sys = 0.5 * torch.randn(STATE, ACT, generator=g)
+    gain = 0.3 * torch.randn(ACT, STATE, generator=g)
+    u = torch.randn(ACT, generator=g)
+    steps = torch.arange(EPISODE).float().expand(BATCH * 2, EPISODE)
+    while True:
+        goal = 2 * torch.rand(BATCH * 2, 1, generator=g) - 1
+        s = torch.randn(BATCH * 2, STATE, generator=g)
+        states, actions, rewards = [], [], []
+        for _ in range(EPISODE):
+            drive = s @ gain.T + goal * u + 0.2 * torch.randn(BATCH * 2, ACT, generator=g)
+            a = torch.tanh(drive)
+            states.append(s)
+            actions.append(a)
+            rewards.append(goal[:, 0] * (a @ u) / ACT - 0.1 * (s**2).mean(1))
+            s = s @ a_sys.T + a @ b_sys.T + 0.1 * torch.randn(BATCH * 2, STATE, generator=g)
+        togo = torch.stack(rewards, 1).flip(1).cumsum(1).flip(1) / EPISODE
+        inputs = torch.cat([torch.stack(states, 1), togo[..., None], steps[..., None]], -1)
+        yield inputs, torch.stack(actions, 1)
 
 
 def _causal_loss(model: nn.Module, seqs: object, total: int) -> torch.Tensor:
@@ -1853,6 +2006,21 @@ def _vocoder_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
     return per_wave / total
 
 
+def _action_loss(model: nn.Module, batch: object, total: int) -> torch.Tensor:
+    assert isinstance(batch, tuple)
+    inputs, actions = batch
+    states, togo, steps = inputs[..., :STATE], inputs[..., STATE : STATE + 1], inputs[..., -1]
+    out = model(
+        states=states, actions=actions, returns_to_go=togo, timesteps=steps.long(),
+        attention_mask=torch.ones_like(steps, dtype=torch.long),
+    )  # fmt: skip
+    # The Decision Transformer's own loss, the predicted actions' squared error, summed over
+    # the micro-batch and divided by the whole batch's count of action values.
+    return nn.functional.mse_loss(out.action_preds.float(), actions, reduction="sum") / (
+        total * EPISODE * ACT
+    )
+
+
 def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[str, str]:
     return {
         "attention": f"{prefix}.0.{attn}",
@@ -1864,6 +2032,9 @@ def _lm_sites(prefix: str, attn: str, mlp: str, embed: str, norm: str) -> dict[s
 
 # ALBERT's one layer, which both of its layers are.
 _ALBERT_LAYER = "albert.encoder.albert_layer_groups.0.albert_layers.0"
+# PP-LCNetV3's depthwise reparameterization layers of stage 1's and stage 2's first blocks.
+_V3_DW1 = "backbone.encoder.blocks.1.layers.0.depthwise_convolution"
+_V3_DW2 = "backbone.encoder.blocks.2.layers.0.depthwise_convolution"
 
 ARCHS: dict[str, Arch] = {
     a.name: a
@@ -2467,5 +2638,46 @@ ARCHS: dict[str, Arch] = {
              {"conv": "resblocks.0.resblocks.1.conv",
               "conv-late": "resblocks.1.resblocks.0.conv",
               "stem": "conv_pre"}),
+        # Rotation 20's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (LongT5: the encoder's transient-global
+        # attention's q, as T5's; Falcon-H1, whose every layer runs attention and Mamba2 side by
+        # side: the attention's q_proj; Parakeet: q_proj; Decision Transformer, a GPT-2 inside:
+        # its fused c_attn, as GPT-2's), layer 1's first MLP projection (LongT5, gated-GELU: the
+        # encoder's wi_1, the linear branch, as Gemma's up_proj; Falcon-H1, SwiGLU: up_proj, as
+        # Gemma's; Parakeet, whose Conformer layer opens with a half-step feed-forward: that
+        # feed-forward's linear1, as Wav2Vec2-BERT's; Decision Transformer: c_fc, as GPT-2's), the
+        # token embedding the model calls (LongT5: the encoder's embed_tokens, as T5's; Parakeet,
+        # which reads log-mel frames: the subsampling's Linear that makes each subsampled step a
+        # token, as Wav2Vec2's feature projection; Decision Transformer, whose tokens are returns,
+        # states and actions, each embedded by its own Linear: embed_state, the embedding of the
+        # tokens the actions are read from), layer 1's pre-MLP norm (LongT5: the encoder's
+        # layer_norm of its feed-forward layer, as T5's; Falcon-H1: pre_ff_layernorm; Parakeet:
+        # norm_feed_forward1, in front of the first feed-forward, as Wav2Vec2-BERT's; Decision
+        # Transformer: ln_2, as GPT-2's); for PP-LCNetV3, whose first stage has one block, as
+        # PP-LCNet's: the stem's convolution, the second block's first convolution (stage 1's first
+        # block's depthwise reparameterization layer: its first kxk branch's convolution), the
+        # first convolution of the first block of the next stage (stage 2's first block's
+        # depthwise layer, its first kxk branch's convolution), and the `conv` convolution's
+        # BatchNorm (that branch's). PP-LCNetV3 has BatchNorm throughout; Parakeet has BatchNorm in
+        # its convolution modules, so its healthy reruns vary only the kernels too.
+        Arch("longt5", _longt5, _tokens, _seq2seq_loss,
+             _lm_sites("encoder.block", "layer.0.TransientGlobalSelfAttention.q",
+                       "layer.1.DenseReluDense.wi_1", "encoder.embed_tokens",
+                       "layer.1.layer_norm")),
+        Arch("falconh1", _falcon_h1, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "feed_forward.up_proj",
+                       "model.embed_tokens", "pre_ff_layernorm")),
+        Arch("pplcnetv3", _PPLCNetV3, _images, _class_loss,
+             {"conv": f"{_V3_DW1}.conv_symmetric.0.convolution",
+              "conv-late": f"{_V3_DW2}.conv_symmetric.0.convolution",
+              "stem": "backbone.encoder.convolution.convolution",
+              "norm": f"{_V3_DW1}.conv_symmetric.0.normalization"},
+             batchnorm=True),
+        Arch("parakeet", _Parakeet, _mel_maps, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "feed_forward1.linear1",
+                       "encoder.subsampling.linear", "norm_feed_forward1"),
+             batchnorm=True),
+        Arch("decision", _decision_transformer, _episodes, _action_loss,
+             _lm_sites("encoder.h", "attn.c_attn", "mlp.c_fc", "embed_state", "ln_2")),
     )
 }  # fmt: skip
