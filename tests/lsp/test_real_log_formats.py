@@ -446,6 +446,14 @@ CASES = [
     Case("ah021", "nccl-internal-error"),  # NCCL 2.2x: address of no known family
     Case("ah504", "process-killed-signal"),  # a wrapper's "failed with exit code -9"
     Case("ah521", "nan-inf-loss"),  # rsl_rl: value_function loss inf, entropy loss finite
+    Case("ai011", "gpu-hardware-fault"),  # ROCm's "HW Exception ... reason :GPU Hang", mid-line
+    Case("ai017", "nccl-network-error"),  # NVSHMEM ibrc: cq creation failed, then segfaults
+    Case("ai020", "nccl-network-error"),  # socket closed by the peer under "unhandled system error"
+    Case("ai024", "nccl-timeout"),  # Ascend: rtDeviceSynchronize reason=[task timeout]
+    Case("ai505", "collective-mismatch"),  # TensorFlow's ring: Inconsistent output shapes
+    Case("ai506", "rendezvous-failure"),  # TensorFlow 1: CreateSession still waiting, 8 times
+    Case("ai512", "rendezvous-failure"),  # TensorFlow 1: Master init: Unavailable
+    Case("ai518", "rank-stall-before-collective"),  # Horovod: horovod_allreduce.noname.N
 ]
 
 

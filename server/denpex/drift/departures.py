@@ -5,11 +5,13 @@ parameters whose true gradient is near zero), so the verdict looks at *where* th
 sits. A tensor leaves its floor by any of these levers, each held at ``PERSIST`` consecutive
 checkpoints:
 - localisation: inside a matrix, one row or column holds far more than its uniform
-  share of the difference. Round-off spreads; a faulty matmul output column lands in one
-  weight row (and the consumer's column) every step. The bar is self-calibrated on the
-  tensor's first checkpoints and raised by the noise reference's own concentration.
-- corroboration: the same channel index concentrated in two tensors at once (a faulty
-  output column j shows in its weight's row j and in the consumer's column j).
+  share of the difference (one element of a vector only against a noise run). Round-off
+  spreads; a faulty matmul output column lands in one weight row (and the consumer's
+  column) every step. The bar is self-calibrated on the tensor's first checkpoints and
+  raised by the noise reference's own concentration.
+- corroboration: the same channel index concentrated in two tensors of different modules
+  at once (a faulty output column j shows in its weight's row j and in the consumer's
+  column j).
 - noise envelope (``noise`` given): the tensor is ``ENVELOPE`` times further from the
   reference than the healthy second run is at the same step.
 - bit-exact departure: the run matched the reference bit for bit at the first
@@ -105,6 +107,13 @@ def localisation(
                 # the comparison is in the run only, and is kept when a noise run shows that.
                 if noise is None:
                     out.append(_held(name, steps, track, axis))
+                continue
+            if noise is None and is_vector(first):
+                # One element of a vector alone, with no noise run to compare: each element of
+                # a bias random-walks on its own, and one can grow in place by chance (three
+                # healthy UnivNet reruns, rotation 19: element 2 of a 64-element bias took 0.9
+                # of it). A faulty channel also lands in its op's weight, which
+                # ``corroborated`` pairs it with.
                 continue
             flags = [
                 _localised(t)
@@ -276,7 +285,11 @@ def _noise_same_channel(t: TensorDiff | None, axis: str, n: int, noise: TensorDi
     tensor in every healthy rerun and in the noise run alike; Qwen2-MoE's shared expert)."""
     if t is None or noise is None or not _localised(noise):
         return False
-    return _index(noise, axis) == _index(t, axis) and n * _share(noise, axis) >= LIFT_MIN
+    # The bar a run's own channel must pass (``localisation``): capped on a short axis, where
+    # a lift of 10 would be more than 10/16 of a 16-column conv (UnivNet's input column 2
+    # held 0.5-0.8 of its tensor in the noise run and in every healthy rerun, rotation 19).
+    bar = min(LIFT_MIN, MAX_SHARE_BAR * n)
+    return _index(noise, axis) == _index(t, axis) and n * _share(noise, axis) >= bar
 
 
 def _index(t: TensorDiff | None, axis: str) -> int:
@@ -316,10 +329,7 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
     for (n, idx), per_step in groups.items():
         if len(per_step) < 2 or not any(len(m) >= 2 for m in per_step.values()):
             continue  # a lever needs a pair at two checkpoints at least
-        pairs = [
-            sorted(per_step[i].items(), key=lambda kv: -kv[1][0])[:2] if i in per_step else []
-            for i in range(len(steps))
-        ]
+        pairs = [_pair(per_step[i]) if i in per_step else [] for i in range(len(steps))]
         start = _runs(
             [
                 len(p) == 2 and p[0][1][0] >= DOMINANT * n and p[1][1][0] >= CORROBORATED
@@ -358,6 +368,25 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
             )
         )
     return out
+
+
+def _pair(
+    members: dict[str, tuple[float, str, float]],
+) -> list[tuple[str, tuple[float, str, float]]]:
+    """The two most concentrated tensors at one step that belong to different modules. A
+    weight's row j and its own bias's element j move together whenever output channel j is
+    starved of gradient (Adam random-walks both: UnivNet's kernel predictor, channel 2, in a
+    healthy rerun, rotation 19); a faulty channel also reaches the op that consumes it."""
+    ranked = sorted(members.items(), key=lambda kv: -kv[1][0])
+    for a in range(len(ranked)):
+        for b in range(a + 1, len(ranked)):
+            if not _same_op(ranked[a][0], ranked[b][0]):
+                return [ranked[a], ranked[b]]
+    return ranked[:1]
+
+
+def _same_op(a: str, b: str) -> bool:
+    return a.rpartition(".")[0] == b.rpartition(".")[0]
 
 
 def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) -> int | None:

@@ -17,6 +17,7 @@ from denpex.drift.thresholds import (
     JUMP_NOISY_OWN,
     JUMP_NOISY_RISE,
     JUMP_NOISY_SHARE,
+    JUMP_PRIOR_RISE,
     JUMP_SCALE,
     JUMP_SETTLE,
     JUMP_SINGLE,
@@ -77,6 +78,8 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                 # "lab" blocks) has no range for one element to leave: its value moving is the
                 # tensor moving, which the levers judge. Held-out rotation 14 showed it.
                 continue
+            if _diverging(track, i):
+                continue
             added = t.diff_sq - prev.diff_sq
             if t.max_abs >= JUMP_SCALE * rms and (
                 (
@@ -93,6 +96,18 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                     )
                 break
     return out
+
+
+def _diverging(track: list[TensorDiff | None], i: int) -> bool:
+    """The tensor's largest difference already grew ``JUMP_PRIOR_RISE`` times over the
+    interval before checkpoint ``i``: a chaotic divergence under way, which the next interval
+    continues, not a flip landing in round-off."""
+    if i < 2:
+        return False
+    a, b = track[i - 1], track[i - 2]
+    if a is None or b is None or b.max_abs <= 0:
+        return False
+    return a.max_abs >= JUMP_PRIOR_RISE * b.max_abs
 
 
 def _stands_out(t: TensorDiff, prev: TensorDiff) -> bool:

@@ -40,6 +40,12 @@ JUMP_FACTOR = 100.0  # max |diff| of a tensor grows 100x between two checkpoints
 JUMP_SCALE = 1e-3  # ... to at least 0.1% of the tensor's RMS value
 JUMP_SINGLE = 0.5  # ... one element carrying at least half of the added energy
 JUMP_SETTLE = 2.0  # afterwards max |diff| stays within 2x: no steady growth
+# ... and the interval before it grew less than 20x: an element whose difference already grew
+# tens of times per interval is diverging chaotically, and its next interval can grow
+# hundreds of times (a healthy UnivNet rerun, rotation 19: a 16-element bias, 60x then 827x).
+# Flips and faults on the tuning corpus grew at most 8.7x the interval before (or were
+# bit-identical then).
+JUMP_PRIOR_RISE = 20.0
 # In a run already apart by round-off, max |diff| of a large tensor grows 3x or more, the
 # element then holds >= 10% of the tensor's difference and 5x its share one checkpoint
 # before. Set on the 24 tuning architectures with runs on disk (2026-12-06): flips called
