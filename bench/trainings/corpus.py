@@ -19,11 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 20 (2026-12-06): the ninety-one architectures of rotations 1 to 19 are all tuning
-# now (rotation 19 held out Zamba2, T5Gemma, MobileViTV2, Wav2Vec2-BERT and UnivNet); five new
-# ones (LongT5, Falcon-H1, PP-LCNetV3, Parakeet, Decision Transformer), to be judged once by
-# the rule named in /work/helpers/RULE_FROZEN (frozen later, before any of their runs is
-# judged), are held out.
+# Rotation 21 (2026-12-06): the ninety-six architectures of rotations 1 to 20 are all tuning
+# now (rotation 20 held out LongT5, Falcon-H1, PP-LCNetV3, Parakeet and Decision Transformer);
+# five new ones (Gemma 3n, GPT-OSS, Swin V2, SEW-D, EnCodec), to be judged once by the rule
+# named in /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are
+# held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -36,8 +36,8 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "lfm2", "textnet", "patchtsmixer", "qwen3next", "yoso", "bit", "pplcnet",
           "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd", "deepseekv3",
           "minimax", "xlstm", "repvgg", "wavlm", "zamba2", "t5gemma", "mobilevitv2", "w2vbert",
-          "univnet")  # fmt: skip
-HELD_OUT = ("longt5", "falconh1", "pplcnetv3", "parakeet", "decision")
+          "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision")  # fmt: skip
+HELD_OUT = ("gemma3n", "gptoss", "swinv2", "sewd", "encodec")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -57,7 +57,10 @@ _RECIPES = {
     "bloom": (Recipe(bf16=True, warmup=20), "deepspeed"),
     "mamba": (Recipe(lr=1e-3), "safetensors"),
     "gemma": (Recipe(bf16=True, clip=0.5), "pt"),
-    "mobilenet": (Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5), "hf"),
+    "mobilenet": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5),
+        "safetensors",
+    ),
     "falcon": (Recipe(bf16=True), "hf"),
     "electra": (Recipe(clip=None, weight_decay=0.01), "pt"),
     "rwkv": (Recipe(lr=1e-3, clip=0.5), "dcp"),
@@ -183,6 +186,14 @@ _RECIPES = {
     # Parakeet has BatchNorm in its convolution modules; trained with AdamW, as a Conformer.
     "parakeet": (Recipe(lr=1e-3, weight_decay=0.01, warmup=20), "dcp"),
     "decision": (Recipe(bf16=True, lr=1e-3, clip=0.25, weight_decay=1e-4), "pt"),
+    "gemma3n": (Recipe(lr=1e-3, clip=0.5, warmup=20), "deepspeed"),
+    "gptoss": (Recipe(weight_decay=0.01, clip=0.25), "hf"),
+    "swinv2": (Recipe(weight_decay=0.05, warmup=5), "dcp"),
+    "sewd": (Recipe(lr=1e-3, weight_decay=0.01, warmup=20), "pt"),
+    "encodec": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=1e-4, clip=None, warmup=5),
+        "safetensors",
+    ),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

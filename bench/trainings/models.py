@@ -1649,6 +1649,115 @@ def _decision_transformer() -> nn.Module:
     return DecisionTransformerModel(cfg)
 
 
+def _gemma3n() -> nn.Module:
+    from transformers import Gemma3nForCausalLM, Gemma3nTextConfig
+
+    _hf_quiet()
+    # Gemma 3n's text decoder: AltUp keeps two copies of the hidden state (one active, one
+    # predicted from it by learned coefficients that a router picks per token, then corrected
+    # after the layer), a LAuReL low-rank residual branch (linear_left, linear_right) beside
+    # the attention, per-layer embeddings (a second token embedding, 16 wide per layer, mixed
+    # with a projection of the hidden state and gated into every layer's output), q, k and v
+    # RMS norms, sliding-window (8) and full attention alternating, a GELU-tanh MLP whose
+    # layer-0 gate keeps only activations above a Gaussian top-5% cut (activation sparsity).
+    cfg = Gemma3nTextConfig(
+        vocab_size=VOCAB, vocab_size_per_layer_input=VOCAB, hidden_size=64,
+        hidden_size_per_layer_input=16, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+        altup_num_inputs=2, altup_active_idx=0, laurel_rank=16, num_kv_shared_layers=0,
+        activation_sparsity_pattern=[0.95, 0.0], use_cache=False, pad_token_id=0,
+        bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return Gemma3nForCausalLM(cfg)
+
+
+def _gpt_oss() -> nn.Module:
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    _hf_quiet()
+    # GPT-OSS: attention with learned per-head sinks (an extra logit each head's softmax
+    # spreads over, which no value receives), biases on q, k, v and o, grouped-query heads,
+    # sliding-window (8) and full attention alternating; a sparse MoE of four experts (top-2,
+    # the router's softmax taken over the chosen two only) whose fused gate_up projection has
+    # biases and whose SwiGLU is clamped (gate at 7, linear branch to [-7, 7], sigmoid scaled
+    # by 1.702, the linear branch plus 1). Rotary positions without YaRN here.
+    cfg = GptOssConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_local_experts=4,
+        num_experts_per_tok=2, sliding_window=8, max_position_embeddings=SEQ,
+        layer_types=["sliding_attention", "full_attention"],
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        tie_word_embeddings=False, use_cache=False, pad_token_id=0, bos_token_id=0,
+        eos_token_id=1,
+    )  # fmt: skip
+    return GptOssForCausalLM(cfg)
+
+
+def _swinv2() -> nn.Module:
+    from transformers import Swinv2Config, Swinv2ForImageClassification
+
+    _hf_quiet()
+    # Swin V2: Swin's shifted 4x4 windows, but cosine attention (the q and k directions'
+    # cosine times a learned per-head logit scale, clamped at log 100) and a continuous
+    # relative position bias (log-spaced coordinates through a two-layer MLP, 16 times a
+    # sigmoid), res-post-norm (each branch's LayerNorm after it, before the residual add),
+    # no key bias.
+    cfg = Swinv2Config(
+        image_size=IMAGE, patch_size=2, num_channels=3, embed_dim=32, depths=[2, 2],
+        num_heads=[2, 4], window_size=4, mlp_ratio=2.0, drop_path_rate=0.0,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return Swinv2ForImageClassification(cfg)
+
+
+def _sew_d() -> nn.Module:
+    from transformers import SEWDConfig, SEWDForSequenceClassification
+
+    _hf_quiet()
+    # SEW-D: Wav2Vec2's conv feature encoder (GroupNorm on its first layer), a weight-normed
+    # convolutional position embedding whose frames are then squeezed 2x (average pooling),
+    # DeBERTa-v2's post-norm layers with disentangled attention (content-to-position and
+    # position-to-content terms over log-bucketed relative positions, shared position
+    # embeddings), then upsampled back to the frame rate; mean pooling. SpecAugment and
+    # LayerDrop off: both draw randoms.
+    cfg = SEWDConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        squeeze_factor=2, conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
+        feat_extract_norm="group", num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+        position_buckets=16, max_position_embeddings=64, classifier_proj_size=32,
+        num_labels=CLASSES, hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0,
+        feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return SEWDForSequenceClassification(cfg)
+
+
+class _Encodec(nn.Module):
+    """EnCodec's SEANet encoder with a classifier (not a transformer): a 7-wide convolution,
+    then per stage a residual block (ELU, a dilated 3-wide and a 1-wide convolution, a 1-wide
+    convolution as the shortcut), ELU and a strided convolution (2x, then 4x), a two-layer
+    LSTM added to its input, ELU and a last 7-wide convolution; every convolution followed by
+    a one-group GroupNorm over channels and time (the 48 kHz model's non-causal
+    time_group_norm), reflect padding. Mean pooling over time and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import EncodecConfig, EncodecModel
+
+        _hf_quiet()
+        cfg = EncodecConfig(
+            audio_channels=1, num_filters=8, num_residual_layers=1, upsampling_ratios=[4, 2],
+            norm_type="time_group_norm", use_causal_conv=False, kernel_size=7,
+            last_kernel_size=7, residual_kernel_size=3, dilation_growth_rate=2, hidden_size=32,
+            num_lstm_layers=2, compress=2, pad_mode="reflect", codebook_size=16,
+        )  # fmt: skip
+        self.encoder = EncodecModel(cfg).encoder
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(waves[:, None]).mean(-1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -2679,5 +2788,42 @@ ARCHS: dict[str, Arch] = {
              batchnorm=True),
         Arch("decision", _decision_transformer, _episodes, _action_loss,
              _lm_sites("encoder.h", "attn.c_attn", "mlp.c_fc", "embed_state", "ln_2")),
+        # Rotation 21's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Gemma 3n, GPT-OSS: q_proj; Swin V2:
+        # the query of stage 0's first block, as Swin's; SEW-D, DeBERTa-v2's layers inside:
+        # query_proj, as DeBERTa's), layer 1's first MLP projection (Gemma 3n, GELU-tanh gated:
+        # up_proj, as Gemma's; GPT-OSS, a sparse MoE: the experts, their fused gate_up_proj the
+        # lane weight, as Mixtral's; Swin V2: intermediate.dense of stage 0's second block; SEW-D:
+        # intermediate.dense, as DeBERTa's), the token embedding the model calls (Gemma 3n: the
+        # main embed_tokens, not the per-layer one; Swin V2: the patch projection; SEW-D, which
+        # reads waveforms: the feature projection, as Wav2Vec2's), layer 1's pre-MLP norm (Gemma
+        # 3n: pre_feedforward_layernorm; GPT-OSS: post_attention_layernorm, as Mixtral's; Swin
+        # V2, res-post-norm, whose MLP input no norm sees: layernorm_before, the norm that closes
+        # the attention branch just ahead of the MLP; SEW-D, post-norm: attention.output's
+        # LayerNorm, as DeBERTa's); for EnCodec's SEANet encoder (a convnet, no attention), the
+        # stem's convolution, the second block's first convolution (stage 1's residual block's
+        # dilated 3-wide convolution), the first convolution of the first block of the next stage
+        # (stage 2's residual block's), and the `conv` convolution's GroupNorm. No BatchNorm in any
+        # of the five.
+        Arch("gemma3n", _gemma3n, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "pre_feedforward_layernorm")),
+        Arch("gptoss", _gpt_oss, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.experts", "model.embed_tokens",
+                       "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("swinv2", _swinv2, _images, _class_loss,
+             _lm_sites("swinv2.encoder.layers.0.blocks", "attention.self.query",
+                       "intermediate.dense", "swinv2.embeddings.patch_embeddings.projection",
+                       "layernorm_before")),
+        Arch("sewd", _sew_d, _waves, _class_loss,
+             _lm_sites("sew_d.encoder.encoder.layer", "attention.self.query_proj",
+                       "intermediate.dense", "sew_d.feature_projection",
+                       "attention.output.LayerNorm")),
+        Arch("encodec", _Encodec, _waves, _class_loss,
+             {"conv": "encoder.layers.1.block.1.conv",
+              "conv-late": "encoder.layers.4.block.1.conv",
+              "stem": "encoder.layers.0.conv",
+              "norm": "encoder.layers.1.block.1.norm"}),
     )
 }  # fmt: skip
