@@ -52,14 +52,22 @@ def _channel_dim(module: nn.Module, out: torch.Tensor) -> int:
         return -1 if out.shape[-1] == module.normalized_shape[-1] else 1
     if isinstance(module, nn.Conv1d):
         return 1
+    if isinstance(module, nn.GroupNorm):
+        # GroupNorm reads (batch, channels, *) maps of any rank: EnCodec's GroupNorm after
+        # each 1-d convolution writes (batch, channels, time).
+        return 1
     if getattr(module, "data_format", None) == "channels_last" or out.dim() != 4:
         return -1
     return 1
 
 
-def _lane(weight: torch.Tensor, row: int) -> torch.Tensor:
+def _lane(weight: torch.Tensor, row: int, transposed: bool = False) -> torch.Tensor:
     # One output row of a matrix or one filter of a convolution; in fused MoE experts stacked
-    # as (experts, out, in), the same row of every expert, as one lane of the grouped kernel.
+    # as (experts, out, in), the same row of every expert, as one lane of the grouped kernel;
+    # in experts stacked as (experts, in, out) (GPT-OSS's, is_transposed), the same output
+    # column of every expert.
+    if transposed and weight.dim() == 3:
+        return weight[:, :, row]
     return weight[:, row] if weight.dim() == 3 else weight[row]
 
 
@@ -103,7 +111,9 @@ class Injector:
         if f is None or self.step < f.onset:
             return
         if f.kind == "lane" and self._before is not None:
-            p, before = _lane(self._param().data, f.channel), _lane(self._before, f.channel)
+            owner = self.model.get_submodule(f.site.rpartition(".")[0])
+            t = bool(getattr(owner, "is_transposed", False))
+            p, before = _lane(self._param().data, f.channel, t), _lane(self._before, f.channel, t)
             p.copy_(before + (p - before) * (1 + f.eps))
         elif f.kind == "flip" and self.step == f.onset:
             _flip(self._param(), f.channel * 7 + 1, f.bit)

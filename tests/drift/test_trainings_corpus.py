@@ -55,6 +55,9 @@ def _out_channels(module: nn.Module) -> int:
     # A residual MLP block (TimesFM's patch embedding): its output is its shortcut's.
     if isinstance(getattr(module, "residual_layer", None), nn.Linear):
         return module.residual_layer.out_features
+    # Fused experts stacked as (experts, in, out) (GPT-OSS's): their hidden size.
+    if getattr(module, "is_transposed", False):
+        return module.hidden_size
     # Norms (weight of one per channel) and fused experts (..., hidden): the last dim.
     return next(module.parameters()).shape[-1]
 
