@@ -378,3 +378,134 @@ def test_a_tiny_tensor_outside_the_noise_envelope_is_chance() -> None:
 def test_a_vector_of_enough_elements_outside_the_noise_envelope_departs() -> None:
     verdict = _with_noise(_gate_bias(_GATE, N), _gate_bias([1.0] * 10, N))
     assert verdict.verdict == "gradual_drift", verdict.notes
+
+
+# UnivNet (rotation 19): a vocoder whose convolution kernels and biases are predicted from the
+# spectrogram frame by frame. Its healthy reruns, judged after its measurement, moved the rule
+# four ways; each shape below is a rerun's as measured, with a counterpart the rule still sees.
+
+
+def _measured(
+    name: str, l2: float, shape: tuple[int, int], top: tuple[int, float], max_abs: float, rms: float
+) -> TensorDiff:
+    """A tensor of ``shape`` (rows, columns; a vector is (n, 1)) with ``top`` = (index, share)
+    on its rows, spread on its columns."""
+    rows, cols = shape
+    return TensorDiff(
+        name=name,
+        numel=rows * cols,
+        diff_sq=l2 * l2,
+        ref_sq=rows * cols * rms * rms,
+        max_abs=max_abs,
+        mismatched=rows * cols,
+        rows=rows,
+        cols=cols,
+        top_row=top[0],
+        top_row_share=top[1],
+        top_col=0,
+        top_col_share=1.0 if cols == 1 else 1.5 / cols,
+    )
+
+
+def _transposed_conv_bias(max_abs: list[float]) -> list[list[TensorDiff]]:
+    # resblocks.1.convt_pre.bias, 16 elements, RMS 0.0101-0.0109: one element holds 0.6-0.9
+    # of the difference from the jump on.
+    l2 = [5.98e-9, 4.59e-7, 2.45e-4, 2.23e-4, 3.17e-4, 3.22e-4, 2.99e-4, 3.3e-4, 3.57e-4,
+          3.28e-4]  # fmt: skip
+    return [
+        [_measured("convt_pre.bias", l2[i], (16, 1), (5, min(1.0, (m / l2[i]) ** 2)), m, 0.0105)]
+        for i, m in enumerate(max_abs)
+    ]
+
+
+def test_a_jump_that_continues_a_chaotic_divergence_is_not_a_flip() -> None:
+    # The healthy rerun: the element's difference grew 60x from step 12 to 24, then 827x to 36.
+    grown = [4.66e-9, 2.79e-7, 2.31e-4, 2.07e-4, 2.81e-4, 2.73e-4, 2.5e-4, 2.82e-4, 3.1e-4,
+             2.81e-4]  # fmt: skip
+    verdict = judged(_transposed_conv_bias(grown))
+    assert verdict.verdict != "sudden_jump" and not verdict.flagged, verdict.notes
+    # The same move landing in round-off that crept 1.6x the interval before: a flip.
+    crept = [4.66e-9, 7.5e-9, *grown[2:]]
+    flipped = judged(_transposed_conv_bias(crept))
+    assert flipped.verdict == "sudden_jump" and flipped.onset_step == 36, flipped.notes
+
+
+# resblocks.0.kernel_predictor.bias_conv: its output channel 2 is starved of gradient. In a
+# healthy one-thread rerun with eight micro-batches its bias's element 2 (64 elements) took
+# 0.67-0.91 of the bias's difference from step 48, and its weight's row 2 (64 rows of 16
+# columns) 0.46-0.63 from step 60.
+_BIAS_L2 = [1.2e-6, 6.45e-5, 2.7e-4, 1.06e-3, 3.26e-3, 4.34e-3, 4.62e-3, 4.55e-3, 4.21e-3,
+            3.95e-3]  # fmt: skip
+_BIAS_TOP = [(13, 0.614), (44, 0.135), (7, 0.133), (2, 0.671), (2, 0.903), (2, 0.913), (2, 0.905),
+             (2, 0.887), (2, 0.856), (2, 0.827)]  # fmt: skip
+_WEIGHT_L2 = [2.88e-5, 1.15e-3, 5.61e-3, 0.0135, 0.0308, 0.0394, 0.043, 0.0436, 0.0422, 0.0415]
+_WEIGHT_TOP = [(34, 0.242), (34, 0.156), (18, 0.307), (18, 0.368), (2, 0.557), (2, 0.625),
+               (2, 0.617), (2, 0.569), (2, 0.504), (2, 0.455)]  # fmt: skip
+
+
+def _starved_bias() -> list[TensorDiff]:
+    return [
+        _measured("kernel_predictor.bias_conv.bias", l2, (64, 1), top, l2 * top[1] ** 0.5, 6.5e-3)
+        for l2, top in zip(_BIAS_L2, _BIAS_TOP, strict=True)
+    ]
+
+
+def _starved_weight(name: str) -> list[TensorDiff]:
+    return [
+        _measured(name, l2, (64, 16), top, l2 * top[1] ** 0.5 / 4, 0.0117)
+        for l2, top in zip(_WEIGHT_L2, _WEIGHT_TOP, strict=True)
+    ]
+
+
+def test_one_element_of_a_vector_alone_is_no_lever_without_a_noise_run() -> None:
+    verdict = judged([[b] for b in _starved_bias()])
+    assert not verdict.flagged, verdict.notes
+    # Against a noise run that kept the bias spread, the same element departs.
+    spread_bias = [[vector("kernel_predictor.bias_conv.bias", 1e-10, N, (i, 0.1))]
+                   for i in range(len(STEPS))]  # fmt: skip
+    assert _with_noise([[b] for b in _starved_bias()], spread_bias).flagged
+
+
+def test_a_weights_row_and_its_own_bias_are_no_corroborating_pair() -> None:
+    own = [
+        [b, w]
+        for b, w in zip(
+            _starved_bias(), _starved_weight("kernel_predictor.bias_conv.weight"), strict=True
+        )
+    ]
+    verdict = judged(own)
+    assert not verdict.flagged, verdict.notes
+    # The same channel in another module's weight (the op that consumes it) corroborates.
+    other = [
+        [b, w]
+        for b, w in zip(
+            _starved_bias(), _starved_weight("kernel_predictor.lvc.weight"), strict=True
+        )
+    ]
+    assert judged(other).verdict == "gradual_drift"
+
+
+def _input_column(share: list[float], partner: list[float]) -> list[list[TensorDiff]]:
+    # resblocks.0.resblocks.1.conv.weight: 16 output rows, 16 input columns.
+    out = []
+    for i, (s, p) in enumerate(zip(share, partner, strict=True)):
+        conv = TensorDiff(name="resblocks.0.resblocks.1.conv.weight", numel=768,
+                          diff_sq=1e-6 * (i + 1), ref_sq=768 * 1e-4, max_abs=1e-4,
+                          mismatched=768, rows=16, cols=16, top_row=8, top_row_share=0.08,
+                          top_col=2, top_col_share=s)  # fmt: skip
+        out.append([conv])
+        if p:
+            out[-1].append(_measured("resblocks.0.convt_pre.weight", 1e-3 * (i + 1) ** 0.5,
+                                     (16, 16), (2, p), 1e-4, 0.02))  # fmt: skip
+    return out
+
+
+def test_a_short_axis_channel_the_noise_run_also_concentrates_is_the_models_own() -> None:
+    # A healthy two-thread rerun: input column 2 of a 16-column conv held 0.65-0.75 of its
+    # difference from step 12, paired with another conv's channel 2 (0.31-0.40) from step 48;
+    # the noise run held 0.51-0.78 on the same column, under the old bar of 10/16.
+    run = _input_column([0.65, 0.75, 0.75, 0.71, 0.70, 0.73, 0.74, 0.75, 0.75, 0.75],
+                        [0, 0, 0, 0.36, 0.40, 0.35, 0.31, 0.36, 0.38, 0.38])  # fmt: skip
+    noise = _input_column([0.78, 0.59, 0.53, 0.52, 0.51, 0.52, 0.54, 0.54, 0.54, 0.54], [0] * 10)
+    verdict = _with_noise(run, noise)
+    assert not verdict.flagged, verdict.notes

@@ -29,23 +29,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from denpex.drift import bit_exact
+from denpex.drift import bit_exact, envelope
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
     ARRIVAL,
     CALIBRATION,
     CORROBORATED,
     DOMINANT,
-    ENVELOPE,
     HOLD_LIFT,
     LIFT_MIN,
     MAX_SHARE_BAR,
     MIN_MISMATCHED,
-    MIN_VECTOR,
-    PERSIST,
     SELF_FACTOR,
 )
-from denpex.drift.tracks import HELD, Departure, Tracks, axes, is_vector
+from denpex.drift.tracks import HELD, Departure, Tracks, axes, is_vector, persistent_from
 
 
 def _localised(t: TensorDiff | None) -> bool:
@@ -59,24 +56,6 @@ def _excess(t: TensorDiff, n: int, share: float) -> float:
     share = min(max(share, 0.0), 1.0)
     other = t.diff_sq * (1 - share) / max(1, n - 1)
     return max(0.0, math.sqrt(t.diff_sq * share) - math.sqrt(other))
-
-
-def _runs(flags: Sequence[bool]) -> int | None:
-    """Index where the first run of PERSIST consecutive True starts; a run reaching the end
-    of the series counts when it covers at least two checkpoints."""
-    n = len(flags)
-    i = 0
-    while i < n:
-        if flags[i]:
-            j = i
-            while j < n and flags[j]:
-                j += 1
-            if j - i >= PERSIST or (j == n and j - i >= 2):
-                return i
-            i = j
-        else:
-            i += 1
-    return None
 
 
 def localisation(
@@ -330,7 +309,7 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
         if len(per_step) < 2 or not any(len(m) >= 2 for m in per_step.values()):
             continue  # a lever needs a pair at two checkpoints at least
         pairs = [_pair(per_step[i]) if i in per_step else [] for i in range(len(steps))]
-        start = _runs(
+        start = persistent_from(
             [
                 len(p) == 2 and p[0][1][0] >= DOMINANT * n and p[1][1][0] >= CORROBORATED
                 for p in pairs
@@ -396,70 +375,7 @@ def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) ->
     for i in range(1, len(held)):
         if held[i] and held[i - 1] and _index(track[i], axis) != _index(track[i - 1], axis):
             held[i] = False
-    return _runs(held)
-
-
-def envelope(
-    steps: list[int],
-    tracks: Tracks,
-    noise: Tracks,
-) -> list[Departure]:
-    raw = {
-        name: [
-            math.sqrt(t.diff_sq / nt.diff_sq)
-            if t is not None and nt is not None and nt.diff_sq > 0
-            else 0.0
-            for t, nt in zip(track, ntrack, strict=True)
-        ]
-        for name, track in tracks.items()
-        if (ntrack := noise.get(name)) is not None
-    }
-    # A noise run that stayed in a quieter regime than the run (real T5 reruns either stay
-    # within 1e-8 of the reference or bifurcate to 1e-3, by chance) puts *every* tensor of a
-    # healthy run outside its envelope alike. A fault lifts the tensors it touches above the
-    # rest, so each tensor is measured against the step's median tensor when that is out too.
-    scale = []
-    for i in range(len(steps)):
-        col = sorted(r[i] for r in raw.values() if r[i] > 0)
-        scale.append(max(1.0, col[(len(col) - 1) // 2]) if col else 1.0)  # lower median
-    out = []
-    for name, raw_ratios in raw.items():
-        track, ntrack = tracks[name], noise[name]
-        if _too_few(track):
-            continue
-        ratios = [r / k for r, k in zip(raw_ratios, scale, strict=True)]
-        # Self-calibrated like localisation: two independent random walks (a gradient-null
-        # parameter, e.g. a conv bias ahead of BatchNorm) differ several-fold in size by
-        # chance, and that ratio shows from the first checkpoints on. A fault moves the
-        # tensor away from the noise run *after* a time when the two were alike.
-        early = [r for r in ratios if r > 0][:CALIBRATION]
-        bar = max(ENVELOPE, SELF_FACTOR * sorted(early)[len(early) // 2]) if early else ENVELOPE
-        excess = [
-            max(0.0, t.l2 - bar * k * nt.l2) if t is not None and nt is not None else 0.0
-            for t, nt, k in zip(track, ntrack, scale, strict=True)
-        ]
-        start = _runs([r >= bar for r in ratios])
-        if start is None:
-            continue
-        out.append(
-            Departure(
-                tensor=name,
-                lever="noise_envelope",
-                onset=steps[start],
-                excess=excess,
-                detail={"ratio_to_noise": round(max(ratios[start:]), 2), "envelope": round(bar, 2)},
-            )
-        )
-    return out
-
-
-def _too_few(track: list[TensorDiff | None]) -> bool:
-    """Fewer than MIN_VECTOR elements: the L2 of so few random-walking elements is itself a
-    chance draw, and two healthy runs' differ several-fold (WavLM's 8-element relative-position
-    gate bias stood 4.3-6.9x its noise run's distance in five healthy reruns of nine, rotation
-    18). The tensors a fault writes into beside it (the op's weight) carry the envelope."""
-    first = next((t for t in track if t is not None), None)
-    return first is None or first.numel < MIN_VECTOR
+    return persistent_from(held)
 
 
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
@@ -469,7 +385,7 @@ def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> li
     found = localisation(steps, tracks, noise)
     found += corroborated(steps, tracks, noise)
     if noise is not None:
-        found += envelope(steps, tracks, noise)
+        found += envelope.departures(steps, tracks, noise)
     departure = bit_exact.departure(series, tracks)
     if departure is not None:
         found.append(departure)

@@ -26,7 +26,7 @@ MIN_AXIS = 8  # rows/cols fewer than this, or holding fewer elements, say nothin
 # share faded as the run spread). Its elements random-walk one by one, so the element must
 # arrive even with a noise run (departures._crept_in). Set on the tuning runs plus rotation
 # 14 (2026-12-06): 6 more faults found, no verdict of a healthy rerun changed. A tensor of fewer
-# elements has no noise envelope either (departures._too_few, after rotation 18).
+# elements has no noise envelope either (envelope._too_few, after rotation 18).
 MIN_VECTOR = 32
 MIN_MISMATCHED = 0.5  # localisation needs most elements to differ: early, sparse diffs cluster
 CALIBRATION = 3  # checkpoints used to learn a tensor's own baseline

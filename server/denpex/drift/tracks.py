@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.thresholds import MIN_AXIS, MIN_VECTOR
+from denpex.drift.thresholds import MIN_AXIS, MIN_VECTOR, PERSIST
 
 Tracks = dict[str, list[TensorDiff | None]]
 # The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
@@ -68,3 +68,21 @@ def axes(t: TensorDiff, vectors: bool = False) -> list[tuple[str, int, int, floa
         if spread or (vectors and axis == "row" and is_vector(t)):
             out.append((axis, groups or n, idx, share))
     return out
+
+
+def persistent_from(flags: Sequence[bool]) -> int | None:
+    """Index where the first run of PERSIST consecutive True starts; a run reaching the end
+    of the series counts when it covers at least two checkpoints."""
+    n = len(flags)
+    i = 0
+    while i < n:
+        if flags[i]:
+            j = i
+            while j < n and flags[j]:
+                j += 1
+            if j - i >= PERSIST or (j == n and j - i >= 2):
+                return i
+            i = j
+        else:
+            i += 1
+    return None
