@@ -57,10 +57,7 @@ _RECIPES = {
     "bloom": (Recipe(bf16=True, warmup=20), "deepspeed"),
     "mamba": (Recipe(lr=1e-3), "safetensors"),
     "gemma": (Recipe(bf16=True, clip=0.5), "pt"),
-    "mobilenet": (
-        Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5),
-        "safetensors",
-    ),
+    "mobilenet": (Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5), "hf"),
     "falcon": (Recipe(bf16=True), "hf"),
     "electra": (Recipe(clip=None, weight_decay=0.01), "pt"),
     "rwkv": (Recipe(lr=1e-3, clip=0.5), "dcp"),
