@@ -19,7 +19,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without transfor
         "use denpex.probe.DriftProbe directly in a plain training loop"
     ) from exc
 
-from denpex.probe.probe import DriftProbe, ProbeOptions, end_training
+from denpex.probe.probe import DriftProbe, ProbeOptions
 
 
 class DriftProbeCallback(TrainerCallback):
@@ -42,5 +42,5 @@ class DriftProbeCallback(TrainerCallback):
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.probe is not None:
-            end_training(self.probe)
+            self.probe.finish()
             self.probe = None

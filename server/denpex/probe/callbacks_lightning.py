@@ -24,7 +24,7 @@ except ImportError:
             "use denpex.probe.DriftProbe directly in a plain training loop"
         ) from exc
 
-from denpex.probe.probe import DriftProbe, ProbeOptions, end_training
+from denpex.probe.probe import DriftProbe, ProbeOptions
 
 
 class DriftProbeCallback(Callback):
@@ -55,5 +55,5 @@ class DriftProbeCallback(Callback):
 
     def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
         if self.probe is not None:
-            end_training(self.probe)
+            self.probe.finish()
             self.probe = None
