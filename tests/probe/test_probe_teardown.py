@@ -67,30 +67,11 @@ dist.destroy_process_group()
 # Steps after the last probe: DDP's own gradient all-reduce is then the last collective, and
 # it alone aborts a rank at exit now and then (no probe attached: 4 runs in 6 of a 3-process
 # job under this switch interval). ``probe.finish()`` on every rank settles it.
-_TRAINS_PAST_THE_LAST_PROBE = """
-import sys
-import torch
-import torch.distributed as dist
-from torch.nn.parallel import DistributedDataParallel
-from denpex.probe import DriftProbe
-
-sys.setswitchinterval(0.5)  # see the test module's docstring
-dist.init_process_group("gloo")
-torch.manual_seed(0)
-model = DistributedDataParallel(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Linear(16, 2)))
-opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-probe = DriftProbe(model.module, sys.argv[1], every=5, group=dist.group.WORLD)
-data = torch.Generator().manual_seed(dist.get_rank())
-for step in range(1, 14):
-    x = torch.randn(4, 8, generator=data)
-    loss = model(x).square().mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    probe.step(step)
-probe.finish()
-dist.destroy_process_group()
-"""
+_TRAINS_PAST_THE_LAST_PROBE = _PLAIN.replace("range(1, 11)", "range(1, 14)").replace(
+    "probe.close()", "probe.finish()"
+)
+assert _TRAINS_PAST_THE_LAST_PROBE.count("range(1, 14)") == 1
+assert _TRAINS_PAST_THE_LAST_PROBE.count("probe.finish()") == 1
 
 _HF = """
 import sys
