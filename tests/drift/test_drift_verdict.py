@@ -110,11 +110,8 @@ def test_benign_rerun_drifts_monotonically_yet_is_not_flagged() -> None:
     assert top["name"].endswith("attn.k.bias") and top["share_of_distance"] > 0.4
 
 
-@pytest.mark.parametrize("with_noise", [False, True], ids=["self-calibrated", "noise-ref"])
-def test_permanent_compute_fault_is_gradual_drift(with_noise: bool) -> None:
-    judged = assess(
-        series(4, PERMANENT), noise() if with_noise else None, run="runs/bad", ref="runs/ref"
-    )
+def test_permanent_compute_fault_is_gradual_drift() -> None:
+    judged = assess(series(4, PERMANENT), noise(), run="runs/bad", ref="runs/ref")
     assert judged.verdict == "gradual_drift" and judged.flagged, judged.notes
     assert judged.onset_step is not None
     assert PERMANENT.step <= judged.onset_step <= PERMANENT.step + EVERY
@@ -182,18 +179,17 @@ def test_flip_that_blows_the_run_up_is_a_sudden_jump_with_json_safe_trend() -> N
     json.dumps(judged.trend, allow_nan=False)
 
 
-def test_a_channel_alone_without_noise_reference_asks_for_one() -> None:
-    # Healthy DeBERTa-v2 and Whisper reruns showed a row with almost no gradient departing
-    # just like this; a noise reference tells the two apart, so the report asks for one.
+def test_a_channel_alone_without_noise_reference_is_named_not_flagged() -> None:
+    # Only the weight's row says so, holding 0.70 of its difference. The bias's element 21
+    # alone is no lever without a noise run, nor is it a pair with its own weight's row 21 (a
+    # starved channel moves both); fc2's column 21 pairs with the row for a while, then fades
+    # below 3/4 of its lift. Healthy Gemma 3n and SEW-D reruns (rotation 21) put 0.65-0.76
+    # of a tensor in one starved row just like this: without a noise run it is not flagged,
+    # but named, and a noise reference asked for, which tells the two apart.
     alone = assess(series(4, PERMANENT))
-    # Only the weight's row says so. The bias's element 21 alone is no lever without a noise
-    # run, nor is it a pair with its own weight's row 21 (a starved channel moves both); fc2's
-    # column 21 pairs with the row for a while, then fades below 3/4 of its lift.
-    assert alone.verdict == "gradual_drift"
-    assert alone.trend["levers"] == ["localisation"]
-    named = {s["name"] for s in alone.trend["suspect_tensors"]}
-    assert named == {"blocks.0.mlp.fc1.weight"}
-    assert sum("Run it again with --noise-ref" in n for n in alone.notes) == 1
+    assert alone.verdict == "within_noise" and not alone.flagged, alone.notes
+    told = [n for n in alone.notes if "blocks.0.mlp.fc1.weight (row 21: 70% of" in n]
+    assert len(told) == 1 and "--noise-ref" in told[0], alone.notes
     calibrated = assess(series(4, PERMANENT), noise())
     assert calibrated.verdict == "gradual_drift"
     assert not any("--noise-ref" in n for n in calibrated.notes)

@@ -6,57 +6,17 @@ checks the rule still sees what it should.
 
 from __future__ import annotations
 
-import math
-
-from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.verdict import assess
-
-STEPS = list(range(12, 121, 12))  # checkpoints every 12 steps to 120, as in the corpus
-N = 64
-
-
-def matrix(
-    name: str,
-    diff_sq: float,
-    *,
-    row: tuple[int, float] = (0, 2 / N),
-    col: tuple[int, float] = (0, 2 / N),
-    max_abs: float | None = None,
-    ref_sq: float = N * N * 4e-4,
-) -> TensorDiff:
-    """A 64x64 weight whose difference puts ``share`` of itself in row/col ``index``."""
-    return TensorDiff(
-        name=name,
-        numel=N * N,
-        diff_sq=diff_sq,
-        ref_sq=ref_sq,
-        max_abs=math.sqrt(diff_sq / N) if max_abs is None else max_abs,
-        mismatched=N * N if diff_sq else 0,
-        rows=N,
-        cols=N,
-        top_row=row[0],
-        top_row_share=row[1] if diff_sq else 0.0,
-        top_col=col[0],
-        top_col_share=col[1] if diff_sq else 0.0,
-    )
-
-
-def spread(i: int, scale: float = 1e-12) -> list[TensorDiff]:
-    """Tensors diverging together, evenly, as round-off does (growing, then saturating)."""
-    size = scale * (1 - math.exp(-(i + 1) / 3))
-    return [matrix(f"layer.{k}.weight", size * (1 + k / 4)) for k in range(4)]
-
-
-def judged(extra: list[list[TensorDiff]], background: bool = True):
-    series = [
-        StepDiff(step=s, tensors=(spread(i) if background else []) + extra[i])
-        for i, s in enumerate(STEPS)
-    ]
-    return assess(series)
-
-
-def grow(i: int, start: int = 0) -> float:
-    return 0.0 if i < start else 1e-12 * (1 + i - start)
+from denpex.drift.model import TensorDiff
+from drift.verdict_shapes import (
+    STEPS,
+    N,
+    grow,
+    judged,
+    matrix,
+    measured,
+    vector,
+    with_noise,
+)
 
 
 def test_a_channel_holding_a_third_of_two_tensors_is_a_healthy_concentration() -> None:
@@ -181,13 +141,6 @@ def test_a_channel_held_while_training_freezes_is_still_a_fault() -> None:
     assert any("one channel holds" in n for n in verdict.notes), verdict.notes
 
 
-def _with_noise(run: list[list[TensorDiff]], noise: list[list[TensorDiff]]):
-    def series(extra: list[list[TensorDiff]]) -> list[StepDiff]:
-        return [StepDiff(step=s, tensors=spread(i) + extra[i]) for i, s in enumerate(STEPS)]
-
-    return assess(series(run), series(noise))
-
-
 def _channel(index: int, share: list[float], scale: float = 1.0) -> list[list[TensorDiff]]:
     return [[matrix("stage.pwconv2.weight", scale * grow(i), row=(index, s))] for i, s in
             enumerate(share)]  # fmt: skip
@@ -198,14 +151,14 @@ def test_a_channel_the_noise_run_concentrates_in_too_is_the_models_own() -> None
     # gradient) rose to 0.6-0.99 of its tensor from step 48 in every healthy rerun and in the
     # noise run alike. A fault in the run cannot show in another run.
     rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
-    verdict = _with_noise(_channel(28, rise), _channel(28, rise, scale=0.5))
+    verdict = with_noise(_channel(28, rise), _channel(28, rise, scale=0.5))
     assert not verdict.flagged, verdict.notes
 
 
 def test_a_channel_concentrated_only_in_the_run_is_still_a_fault_with_a_noise_run() -> None:
     rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
     elsewhere = _channel(28, rise, scale=0.5)
-    verdict = _with_noise(_channel(3, rise, scale=50.0), elsewhere)
+    verdict = with_noise(_channel(3, rise, scale=50.0), elsewhere)
     assert verdict.verdict == "gradual_drift", verdict.notes
 
 
@@ -222,7 +175,7 @@ def test_a_noise_run_quieter_than_every_tensor_of_the_run_is_no_envelope() -> No
     loud = [[matrix(f"block.{k}.weight", BIFURCATE[i] * grow(i)) for k in range(6)]
             for i in range(10)]  # fmt: skip
     quiet = [[matrix(f"block.{k}.weight", grow(i)) for k in range(6)] for i in range(10)]
-    verdict = _with_noise(loud, quiet)
+    verdict = with_noise(loud, quiet)
     assert not verdict.flagged, verdict.notes
 
 
@@ -234,7 +187,7 @@ def test_a_tensor_rising_above_a_loud_run_leaves_the_envelope() -> None:
     loud = [[matrix(f"block.{k}.weight", BIFURCATE[i] * grow(i) * lift(i, k)) for k in range(6)]
             for i in range(10)]  # fmt: skip
     quiet = [[matrix(f"block.{k}.weight", grow(i)) for k in range(6)] for i in range(10)]
-    verdict = _with_noise(loud, quiet)
+    verdict = with_noise(loud, quiet)
     assert verdict.verdict == "gradual_drift", verdict.notes
     assert verdict.onset_step == 60
 
@@ -278,7 +231,7 @@ def test_a_channel_taking_over_late_from_another_is_the_models_own_with_a_noise_
     run = [[matrix("conv.pointwise.weight", grow(i) * (1 + i), row=(index[i], share[i]))]
            for i in range(len(STEPS))]  # fmt: skip
     rise = [0.1, 0.1, 0.2, 0.6, 0.9, 0.95, 0.97, 0.97, 0.97, 0.97]
-    verdict = _with_noise(run, _channel(28, rise, scale=0.5))
+    verdict = with_noise(run, _channel(28, rise, scale=0.5))
     assert not verdict.flagged, verdict.notes
 
 
@@ -308,7 +261,7 @@ def test_a_channel_taking_over_inside_the_calibration_window_is_held_not_flagged
     held = [n for n in alone.notes if "within the first 3 checkpoints compared" in n]
     assert len(held) == 1 and "(row 27)" in held[0] and "--noise-ref" in held[0], alone.notes
     # The noise run concentrated that tensor too, in another channel: chance, not a fault.
-    noise = _with_noise(_focal(27, *_RERUN), _focal(24, *_NOISE))
+    noise = with_noise(_focal(27, *_RERUN), _focal(24, *_NOISE))
     assert not noise.flagged, noise.notes
     assert any("(row 27)" in n and "--noise-ref" not in n for n in noise.notes), noise.notes
 
@@ -316,26 +269,8 @@ def test_a_channel_taking_over_inside_the_calibration_window_is_held_not_flagged
 def test_a_window_channel_is_flagged_when_the_noise_run_kept_the_tensor_spread() -> None:
     spread_noise = [[matrix("stage.modulation.projection_context.weight", a * a * N / 2)]
                     for a in _NOISE[1]]  # fmt: skip
-    verdict = _with_noise(_focal(27, *_RERUN), spread_noise)
+    verdict = with_noise(_focal(27, *_RERUN), spread_noise)
     assert verdict.verdict == "gradual_drift" and verdict.flagged, verdict.notes
-
-
-def vector(name: str, diff_sq: float, n: int, top: tuple[int, float]) -> TensorDiff:
-    """A bias of ``n`` elements whose difference puts ``share`` of itself on one element."""
-    return TensorDiff(
-        name=name,
-        numel=n,
-        diff_sq=diff_sq,
-        ref_sq=n * 1e-2,
-        max_abs=math.sqrt(diff_sq * top[1]),
-        mismatched=int(0.8 * n),
-        rows=n,
-        cols=1,
-        top_row=top[0],
-        top_row_share=top[1],
-        top_col=0,
-        top_col_share=1.0,
-    )
 
 
 def test_a_query_key_channel_taking_over_in_two_fast_steps_is_the_models_own() -> None:
@@ -371,12 +306,12 @@ _GATE = [1.0, 1.5, 1.2, 2.0, 3.0, 4.0, 5.0, 6.0, 6.6, 6.6]
 
 
 def test_a_tiny_tensor_outside_the_noise_envelope_is_chance() -> None:
-    verdict = _with_noise(_gate_bias(_GATE, 8), _gate_bias([1.0] * 10, 8))
+    verdict = with_noise(_gate_bias(_GATE, 8), _gate_bias([1.0] * 10, 8))
     assert not verdict.flagged, verdict.notes
 
 
 def test_a_vector_of_enough_elements_outside_the_noise_envelope_departs() -> None:
-    verdict = _with_noise(_gate_bias(_GATE, N), _gate_bias([1.0] * 10, N))
+    verdict = with_noise(_gate_bias(_GATE, N), _gate_bias([1.0] * 10, N))
     assert verdict.verdict == "gradual_drift", verdict.notes
 
 
@@ -385,35 +320,13 @@ def test_a_vector_of_enough_elements_outside_the_noise_envelope_departs() -> Non
 # four ways; each shape below is a rerun's as measured, with a counterpart the rule still sees.
 
 
-def _measured(
-    name: str, l2: float, shape: tuple[int, int], top: tuple[int, float], max_abs: float, rms: float
-) -> TensorDiff:
-    """A tensor of ``shape`` (rows, columns; a vector is (n, 1)) with ``top`` = (index, share)
-    on its rows, spread on its columns."""
-    rows, cols = shape
-    return TensorDiff(
-        name=name,
-        numel=rows * cols,
-        diff_sq=l2 * l2,
-        ref_sq=rows * cols * rms * rms,
-        max_abs=max_abs,
-        mismatched=rows * cols,
-        rows=rows,
-        cols=cols,
-        top_row=top[0],
-        top_row_share=top[1],
-        top_col=0,
-        top_col_share=1.0 if cols == 1 else 1.5 / cols,
-    )
-
-
 def _transposed_conv_bias(max_abs: list[float]) -> list[list[TensorDiff]]:
     # resblocks.1.convt_pre.bias, 16 elements, RMS 0.0101-0.0109: one element holds 0.6-0.9
     # of the difference from the jump on.
     l2 = [5.98e-9, 4.59e-7, 2.45e-4, 2.23e-4, 3.17e-4, 3.22e-4, 2.99e-4, 3.3e-4, 3.57e-4,
           3.28e-4]  # fmt: skip
     return [
-        [_measured("convt_pre.bias", l2[i], (16, 1), (5, min(1.0, (m / l2[i]) ** 2)), m, 0.0105)]
+        [measured("convt_pre.bias", l2[i], (16, 1), (5, min(1.0, (m / l2[i]) ** 2)), m, 0.0105)]
         for i, m in enumerate(max_abs)
     ]
 
@@ -445,14 +358,14 @@ _WEIGHT_TOP = [(34, 0.242), (34, 0.156), (18, 0.307), (18, 0.368), (2, 0.557), (
 
 def _starved_bias() -> list[TensorDiff]:
     return [
-        _measured("kernel_predictor.bias_conv.bias", l2, (64, 1), top, l2 * top[1] ** 0.5, 6.5e-3)
+        measured("kernel_predictor.bias_conv.bias", l2, (64, 1), top, l2 * top[1] ** 0.5, 6.5e-3)
         for l2, top in zip(_BIAS_L2, _BIAS_TOP, strict=True)
     ]
 
 
 def _starved_weight(name: str) -> list[TensorDiff]:
     return [
-        _measured(name, l2, (64, 16), top, l2 * top[1] ** 0.5 / 4, 0.0117)
+        measured(name, l2, (64, 16), top, l2 * top[1] ** 0.5 / 4, 0.0117)
         for l2, top in zip(_WEIGHT_L2, _WEIGHT_TOP, strict=True)
     ]
 
@@ -463,7 +376,7 @@ def test_one_element_of_a_vector_alone_is_no_lever_without_a_noise_run() -> None
     # Against a noise run that kept the bias spread, the same element departs.
     spread_bias = [[vector("kernel_predictor.bias_conv.bias", 1e-10, N, (i, 0.1))]
                    for i in range(len(STEPS))]  # fmt: skip
-    assert _with_noise([[b] for b in _starved_bias()], spread_bias).flagged
+    assert with_noise([[b] for b in _starved_bias()], spread_bias).flagged
 
 
 def test_a_weights_row_and_its_own_bias_are_no_corroborating_pair() -> None:
@@ -495,7 +408,7 @@ def _input_column(share: list[float], partner: list[float]) -> list[list[TensorD
                           top_col=2, top_col_share=s)  # fmt: skip
         out.append([conv])
         if p:
-            out[-1].append(_measured("resblocks.0.convt_pre.weight", 1e-3 * (i + 1) ** 0.5,
+            out[-1].append(measured("resblocks.0.convt_pre.weight", 1e-3 * (i + 1) ** 0.5,
                                      (16, 16), (2, p), 1e-4, 0.02))  # fmt: skip
     return out
 
@@ -507,5 +420,5 @@ def test_a_short_axis_channel_the_noise_run_also_concentrates_is_the_models_own(
     run = _input_column([0.65, 0.75, 0.75, 0.71, 0.70, 0.73, 0.74, 0.75, 0.75, 0.75],
                         [0, 0, 0, 0.36, 0.40, 0.35, 0.31, 0.36, 0.38, 0.38])  # fmt: skip
     noise = _input_column([0.78, 0.59, 0.53, 0.52, 0.51, 0.52, 0.54, 0.54, 0.54, 0.54], [0] * 10)
-    verdict = _with_noise(run, noise)
+    verdict = with_noise(run, noise)
     assert not verdict.flagged, verdict.notes

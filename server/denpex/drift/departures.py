@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import NamedTuple
 
 from denpex.drift import bit_exact, envelope
 from denpex.drift.model import StepDiff, TensorDiff
@@ -38,11 +40,20 @@ from denpex.drift.thresholds import (
     DOMINANT,
     HOLD_LIFT,
     LIFT_MIN,
+    LONE_SHARE,
     MAX_SHARE_BAR,
     MIN_MISMATCHED,
     SELF_FACTOR,
 )
-from denpex.drift.tracks import HELD, Departure, Tracks, axes, is_vector, persistent_from
+from denpex.drift.tracks import (
+    HELD,
+    UNCONFIRMED,
+    Departure,
+    Tracks,
+    axes,
+    is_vector,
+    persistent_from,
+)
 
 
 def _localised(t: TensorDiff | None) -> bool:
@@ -289,9 +300,9 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
     j of a matmul lands in its weight's row j and in the consumer's column j (or the paired
     q/k row j). Round-off concentrations are weak and land on unrelated indices, so the bar
     can sit far lower than for one tensor alone and needs no calibration window."""
-    # (axis length, index) -> {step index: {tensor: (lift, axis, excess)}}. Sparse: the top
+    # (axis length, index) -> {step index: {tensor: member}}. Sparse: the top
     # index wanders from step to step, so a dense list per group grew with steps squared.
-    groups: dict[tuple[int, int], dict[int, dict[str, tuple[float, str, float]]]] = {}
+    groups: dict[tuple[int, int], dict[int, dict[str, _Member]]] = {}
     for name, track in tracks.items():
         ntrack = noise.get(name) if noise is not None else None
         for i, t in enumerate(track):
@@ -302,8 +313,8 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
                     continue
                 members = groups.setdefault((n, idx), {}).setdefault(i, {})
                 lift = n * share
-                if lift > members.get(name, (0.0, "", 0.0))[0]:
-                    members[name] = (lift, axis, _excess(t, n, share))
+                if name not in members or lift > members[name].lift:
+                    members[name] = _Member(lift, axis, _excess(t, n, share), is_vector(t))
     out = []
     for (n, idx), per_step in groups.items():
         if len(per_step) < 2 or not any(len(m) >= 2 for m in per_step.values()):
@@ -311,16 +322,22 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
         pairs = [_pair(per_step[i]) if i in per_step else [] for i in range(len(steps))]
         start = persistent_from(
             [
-                len(p) == 2 and p[0][1][0] >= DOMINANT * n and p[1][1][0] >= CORROBORATED
+                len(p) == 2 and p[0][1].lift >= DOMINANT * n and p[1][1].lift >= CORROBORATED
                 for p in pairs
             ]
         )
         if start is None or any(
-            _diluted([p[k][1][0] if len(p) == 2 else 0.0 for p in pairs], start) for k in (0, 1)
+            _diluted([p[k][1].lift if len(p) == 2 else 0.0 for p in pairs], start) for k in (0, 1)
         ):
             continue
+        # A faulty channel also lands in a matrix (its op's weight, or the consumer's); a
+        # residual channel amplifying round-off can show in the vectors that write into it
+        # alone (six post-norm biases at index 2 of 32 in a healthy SwinV2 rerun, rotation 21;
+        # PP-LCNetV3's BatchNorm statistics across parallel branches, rotation 20).
+        if not any(not m.vector and m.lift >= CORROBORATED for m in per_step[start].values()):
+            continue
         at = pairs[start]
-        lead, axis = at[0][0], at[0][1][1]
+        lead, axis = at[0][0], at[0][1].axis
         if _settling(start, axis, noise.get(lead) if noise is not None else None):
             out.append(_held(lead, steps, tracks[lead], axis))
             continue
@@ -328,7 +345,7 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
         if _crept_in(tracks[lead], shares, axis, start, noise is not None):
             continue
         excess = [
-            math.sqrt(math.fsum(v[2] ** 2 for _, v in p)) if len(p) == 2 else 0.0 for p in pairs
+            math.sqrt(math.fsum(m.excess**2 for _, m in p)) if len(p) == 2 else 0.0 for p in pairs
         ]
         out.append(
             Departure(
@@ -338,25 +355,32 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
                 excess=excess,
                 detail={
                     "index": idx,
-                    "axis": at[0][1][1],
-                    "share": round(at[0][1][0] / n, 4),
+                    "axis": at[0][1].axis,
+                    "share": round(at[0][1].lift / n, 4),
                     "uniform_share": round(1 / n, 6),
-                    "also": f"{at[1][0]} {at[1][1][1]} {idx}",
-                    "also_share": round(at[1][1][0] / n, 4),
+                    "also": f"{at[1][0]} {at[1][1].axis} {idx}",
+                    "also_share": round(at[1][1].lift / n, 4),
                 },
             )
         )
     return out
 
 
-def _pair(
-    members: dict[str, tuple[float, str, float]],
-) -> list[tuple[str, tuple[float, str, float]]]:
+class _Member(NamedTuple):
+    """One tensor's concentration on a channel at one checkpoint."""
+
+    lift: float  # the channel's share of the tensor's difference, over the uniform share
+    axis: str
+    excess: float
+    vector: bool
+
+
+def _pair(members: dict[str, _Member]) -> list[tuple[str, _Member]]:
     """The two most concentrated tensors at one step that belong to different modules. A
     weight's row j and its own bias's element j move together whenever output channel j is
     starved of gradient (Adam random-walks both: UnivNet's kernel predictor, channel 2, in a
     healthy rerun, rotation 19); a faulty channel also reaches the op that consumes it."""
-    ranked = sorted(members.items(), key=lambda kv: -kv[1][0])
+    ranked = sorted(members.items(), key=lambda kv: -kv[1].lift)
     for a in range(len(ranked)):
         for b in range(a + 1, len(ranked)):
             if not _same_op(ranked[a][0], ranked[b][0]):
@@ -380,7 +404,8 @@ def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) ->
 
 def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> list[Departure]:
     """Every tensor that left its noise floor, by every lever that applies (and, without a
-    noise run, the channels held from the start: lever HELD)."""
+    noise run, the channels held from the start, lever HELD, and the unconfirmed ones, lever
+    UNCONFIRMED)."""
     steps = [s.step for s in series]
     found = localisation(steps, tracks, noise)
     found += corroborated(steps, tracks, noise)
@@ -391,4 +416,15 @@ def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> li
         found.append(departure)
     if noise is not None and (shared := bit_exact.noise_departure(series, tracks, noise)):
         found.append(shared)
-    return found
+    return found if noise is not None else _unconfirmed(found)
+
+
+def _unconfirmed(found: list[Departure]) -> list[Departure]:
+    """Without a noise run, localised channels that are the only evidence, none holding
+    nearly all of its tensor (``LONE_SHARE``), are reported as UNCONFIRMED, not departures:
+    a healthy row starved of gradient random-walks with full Adam steps and takes most of its
+    tensor's difference the same way."""
+    levers = [d for d in found if d.lever != HELD]
+    if any(d.lever != "localisation" or d.detail["share"] >= LONE_SHARE for d in levers):
+        return found
+    return [replace(d, lever=UNCONFIRMED) if d.lever == "localisation" else d for d in found]

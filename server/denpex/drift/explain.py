@@ -14,7 +14,7 @@ from typing import Any
 from denpex import catalog
 from denpex.drift import parted
 from denpex.drift.model import ReplicaStep, StepDiff
-from denpex.drift.thresholds import CALIBRATION
+from denpex.drift.thresholds import CALIBRATION, LONE_SHARE
 from denpex.drift.tracks import LOCALISED, Departure
 from denpex.finding import Evidence, Finding, Role
 
@@ -108,6 +108,24 @@ def held_notes(held: list[Departure], noise: bool) -> list[str]:
         f"flagged. To tell them apart, {ask}compare from an earlier checkpoint, or against a "
         "reference trained with the same threads, kernels and micro-batches (bit-identical "
         "until a fault)"
+    ]
+
+
+def unconfirmed_channel_notes(channels: list[Departure]) -> list[str]:
+    """Channels that hold part of their tensor's difference, with nothing else departing and
+    no noise reference (``departures._unconfirmed``): not flagged, but worth a second look."""
+    if not channels:
+        return []
+    names = "; ".join(
+        f"{lv.tensor} ({lv.detail['axis']} {lv.detail['index']}: {lv.detail['share']:.0%} of its "
+        f"difference from step {lv.onset})"
+        for lv in channels[:3]
+    ) + (f"; and {len(channels) - 3} more" if len(channels) > 3 else "")
+    return [
+        f"{names}. A healthy row with almost no gradient does this (Adam takes full-size steps "
+        "on it, steered by round-off), and without a noise reference a channel counts alone "
+        f"only when it holds nearly all of its tensor's difference ({LONE_SHARE:.0%}): not "
+        "flagged. Pass --noise-ref (a second healthy run) to tell them apart"
     ]
 
 

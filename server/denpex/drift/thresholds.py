@@ -14,6 +14,12 @@ MAX_SHARE_BAR = 0.5  # never demand more than half of the tensor in one row/col
 # bifurcation, share the tensor with the rest of it (healthy tuning reruns: top row/col at
 # most 0.41 of the tensor, held at one index over three checkpoints).
 DOMINANT = 0.5
+# Without a noise run, localised channels that are the only evidence must include one holding
+# nearly all of its tensor's difference: a healthy row starved of gradient took 0.65-0.76 of
+# its tensor (Gemma 3n's per-layer embedding and MLP rows, SEW-D's value row: rotation 21,
+# looked at after its measurement), a channel a fault feeds 0.99 (GPT-OSS's query and key
+# rows, EnCodec's conv lane). Corroborated or bit-exact evidence needs no such share.
+LONE_SHARE = 0.9
 # Without a noise run, a localised channel must arrive: its amplitude rises >= 16x over the two
 # checkpoints up to its onset (faults: 22x and more; healthy channels taking over gradually:
 # ConvNeXt's row 28 8.9x, and 12.5x in a rerun retrained on 2026-12-06; WavLM's query/key head

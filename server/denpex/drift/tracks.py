@@ -19,6 +19,9 @@ LOCALISED = frozenset({"localisation", "corroborated_localisation"})
 # Not a departure: a channel concentrated from the first checkpoint compared, without a noise
 # run (the model's own or a fault older than the comparison; departures._held).
 HELD = "held_from_start"
+# Not a departure either: without a noise run, a channel holding part of its tensor's
+# difference, with no other evidence beside it (departures._unconfirmed).
+UNCONFIRMED = "unconfirmed_channel"
 
 
 @dataclass
@@ -28,7 +31,7 @@ class Departure:
     tensor: str
     # localisation | corroborated_localisation | noise_envelope | bit_exact_departure
     # | noise_exact_departure
-    # | held_from_start (HELD: reported, not a departure)
+    # | held_from_start (HELD), unconfirmed_channel (UNCONFIRMED): reported, not departures
     lever: str
     onset: int
     excess: list[float]  # per step of the series, in L2 units above the floor (0 when under)

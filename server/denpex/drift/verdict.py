@@ -33,7 +33,7 @@ from denpex.drift import departures, explain, parted, stats, sudden
 from denpex.drift.model import StepDiff
 from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.thresholds import ALPHA, ONSET_RISE
-from denpex.drift.tracks import HELD, LOCALISED, Departure, Tracks, tracks_of
+from denpex.drift.tracks import HELD, LOCALISED, UNCONFIRMED, Departure, Tracks, tracks_of
 from denpex.errors import InputError
 from denpex.finding import Evidence, Finding
 
@@ -190,7 +190,7 @@ def assess(
     )
 
     found = departures.find(series, tracks, noise_tracks)
-    levers = [lv for lv in found if lv.lever != HELD]
+    levers = [lv for lv in found if lv.lever not in (HELD, UNCONFIRMED)]
     change = sudden.step_change(series, tracks)
     kept = parted.before_parting(series, levers, jumps, change)
     levers, jumps, change = kept.levers, kept.jumps, kept.change
@@ -219,6 +219,7 @@ def assess(
     trend["benign_top_tensors"] = explain.benign_summary(series)
     notes += explain.spread_notes(series)
     notes += explain.held_notes([lv for lv in found if lv.lever == HELD], noise_tracks is not None)
+    notes += explain.unconfirmed_channel_notes([lv for lv in found if lv.lever == UNCONFIRMED])
     if naive["p"] < ALPHA:
         notes.append(
             f"the global distance grows steadily (Mann-Kendall tau {naive['tau']:.2f}) as it does "
