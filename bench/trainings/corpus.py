@@ -19,11 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 21 (2026-12-06): the ninety-six architectures of rotations 1 to 20 are all tuning
-# now (rotation 20 held out LongT5, Falcon-H1, PP-LCNetV3, Parakeet and Decision Transformer);
-# five new ones (Gemma 3n, GPT-OSS, Swin V2, SEW-D, EnCodec), to be judged once by the rule
-# named in /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are
-# held out.
+# Rotation 22 (2026-12-06): the one hundred and one architectures of rotations 1 to 21 are all
+# tuning now (rotation 21 held out Gemma 3n, GPT-OSS, Swin V2, SEW-D and EnCodec); five new ones
+# (JetMoE, PEGASUS-X, PVT, Data2Vec-Audio, DAC), to be judged once by the rule named in
+# /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -36,8 +35,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "lfm2", "textnet", "patchtsmixer", "qwen3next", "yoso", "bit", "pplcnet",
           "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd", "deepseekv3",
           "minimax", "xlstm", "repvgg", "wavlm", "zamba2", "t5gemma", "mobilevitv2", "w2vbert",
-          "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision")  # fmt: skip
-HELD_OUT = ("gemma3n", "gptoss", "swinv2", "sewd", "encodec")
+          "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision", "gemma3n",
+          "gptoss", "swinv2", "sewd", "encodec")  # fmt: skip
+HELD_OUT = ("jetmoe", "pegasusx", "pvt", "data2vec", "dac")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -191,6 +191,11 @@ _RECIPES = {
         Recipe(optimizer="sgd", lr=0.05, weight_decay=1e-4, clip=None, warmup=5),
         "safetensors",
     ),
+    "jetmoe": (Recipe(clip=0.5, warmup=20), "dcp"),
+    "pegasusx": (Recipe(lr=1e-3, weight_decay=0.01), "hf"),
+    "pvt": (Recipe(weight_decay=0.05, clip=None), "deepspeed"),
+    "data2vec": (Recipe(lr=1e-3, warmup=20), "safetensors"),
+    "dac": (Recipe(lr=3e-3, weight_decay=0.01, warmup=5), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

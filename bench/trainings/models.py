@@ -1758,6 +1758,101 @@ class _Encodec(nn.Module):
         return self.head(self.encoder(waves[:, None]).mean(-1))
 
 
+def _jetmoe() -> nn.Module:
+    from transformers import JetMoeConfig, JetMoeForCausalLM
+
+    _hf_quiet()
+    # JetMoE: a mixture of attention heads (MoA: a router picks two of four query experts per
+    # token, each expert's input_linear making its own heads' queries and its output_linear
+    # mapping them back, while one shared kv_proj makes the keys and values for all of them)
+    # and a sparse MoE MLP of four SwiGLU experts (top-2), both with their experts' weights
+    # fused into one (experts, out, in) tensor per projection, RMS norms, rotary positions.
+    cfg = JetMoeConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_key_value_heads=2,
+        kv_channels=16, intermediate_size=64, max_position_embeddings=SEQ,
+        num_local_experts=4, num_experts_per_tok=2, aux_loss_coef=0.0, use_cache=False,
+        tie_word_embeddings=False, pad_token_id=0, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return JetMoeForCausalLM(cfg)
+
+
+def _pegasus_x() -> nn.Module:
+    from transformers import PegasusXConfig, PegasusXForConditionalGeneration
+
+    _hf_quiet()
+    # PEGASUS-X, encoder-decoder: the encoder's attention is block-local (blocks of 4 tokens,
+    # staggered by half a block every other layer) plus four learned global tokens that every
+    # token attends to and that attend to every token, with their own LayerNorm; sinusoidal
+    # positions, pre-norm, a scaled word embedding shared by encoder, decoder and head.
+    cfg = PegasusXConfig(
+        vocab_size=VOCAB, d_model=64, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+        decoder_ffn_dim=128, max_position_embeddings=SEQ, num_global_tokens=4, block_size=4,
+        stagger_local_blocks=True, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        use_cache=False, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0,
+    )  # fmt: skip
+    return PegasusXForConditionalGeneration(cfg)
+
+
+def _pvt() -> nn.Module:
+    from transformers import PvtConfig, PvtForImageClassification
+
+    _hf_quiet()
+    # PVT (Pyramid Vision Transformer, v1): non-overlapping patch embeddings with learned
+    # absolute positions per stage, spatial-reduction attention (the keys and values read a
+    # map shrunk 2x by a strided convolution and a LayerNorm, the queries the full map),
+    # pre-norm LayerNorm blocks, a class token added in the last stage only.
+    cfg = PvtConfig(
+        image_size=IMAGE, num_channels=3, num_encoder_blocks=2, depths=[2, 2],
+        sequence_reduction_ratios=[2, 1], hidden_sizes=[32, 64], patch_sizes=[4, 2],
+        strides=[4, 2], num_attention_heads=[1, 2], mlp_ratios=[2, 2], hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, drop_path_rate=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return PvtForImageClassification(cfg)
+
+
+def _data2vec_audio() -> nn.Module:
+    from transformers import Data2VecAudioConfig, Data2VecAudioForSequenceClassification
+
+    _hf_quiet()
+    # Data2Vec-Audio: a conv feature encoder with a LayerNorm after every convolution (not
+    # Wav2Vec2's GroupNorm on the first only), a positional embedding of five stacked grouped
+    # convolutions each with a parameter-free LayerNorm (no weight norm), post-norm layers,
+    # mean pooling. SpecAugment and LayerDrop off: both draw randoms.
+    cfg = Data2VecAudioConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), conv_pos_kernel_size=5,
+        num_conv_pos_embedding_groups=4, classifier_proj_size=32, num_labels=CLASSES,
+        hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0,
+        feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return Data2VecAudioForSequenceClassification(cfg)
+
+
+class _Dac(nn.Module):
+    """The Descript audio codec's encoder with a classifier (not a transformer, no norm
+    anywhere): a 7-wide convolution, then per stage three residual units (Snake, a dilated
+    7-wide convolution at dilation 1, 3 and 9, Snake, a 1-wide convolution, added to the
+    input), Snake and a strided convolution (2x, then 4x); Snake and a last 3-wide
+    convolution. Snake is x + sin^2(alpha x) / alpha with a learned alpha per channel. Mean
+    pooling over time and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import DacConfig, DacModel
+
+        _hf_quiet()
+        cfg = DacConfig(
+            encoder_hidden_size=8, downsampling_ratios=[2, 4], decoder_hidden_size=16,
+            n_codebooks=2, codebook_size=16, codebook_dim=4, hidden_size=32,
+        )  # fmt: skip
+        self.encoder = DacModel(cfg).encoder
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(waves[:, None]).mean(-1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -2825,5 +2920,43 @@ ARCHS: dict[str, Arch] = {
               "conv-late": "encoder.layers.4.block.1.conv",
               "stem": "encoder.layers.0.conv",
               "norm": "encoder.layers.1.block.1.norm"}),
+        # Rotation 22's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (JetMoE, whose queries come from a
+        # mixture of attention heads: the MoA's input_linear, the fused query experts that read
+        # the layer's normed input, as DeepSeek-V3's q_a_proj is the query projection that reads
+        # it; PEGASUS-X: the encoder's q_proj, as Pegasus's; PVT: the query of stage 0's first
+        # block, as SegFormer's; Data2Vec-Audio: q_proj, as Wav2Vec2's), layer 1's first MLP
+        # projection (JetMoE, a sparse MoE: its fused input_linear experts, lane faults on their
+        # (experts, out, in) weight, as Mixtral's; PEGASUS-X: the encoder's fc1, as Pegasus's;
+        # PVT: dense1 of stage 0's second block, as SegFormer's fc1; Data2Vec-Audio: the
+        # intermediate dense, as Wav2Vec2's), the token embedding the model calls (PEGASUS-X:
+        # the encoder's embed_tokens, as Pegasus's; PVT: stage 0's patch projection, as
+        # SegFormer's; Data2Vec-Audio, which reads waveforms: the feature projection, as
+        # Wav2Vec2's), layer 1's pre-MLP norm (JetMoE: post_attention_layernorm, as Mixtral's;
+        # PEGASUS-X, pre-norm: final_layer_norm, as Pegasus's; PVT, pre-norm: layer_norm_2;
+        # Data2Vec-Audio, post-norm: the norm between attention and MLP, as Wav2Vec2's); for the
+        # DAC encoder (a convnet, no attention), whose stages are its strided encoder blocks and
+        # whose blocks are their residual units: the stem's convolution, the second block's first
+        # convolution (the dilated convolution of stage 0's second residual unit), the first
+        # convolution of the first block of the next stage (that of stage 1's first residual
+        # unit), and no norm: DAC has no normalization layer, as UnivNet. No BatchNorm in any of
+        # the five.
+        Arch("jetmoe", _jetmoe, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attention.experts.input_linear", "mlp.input_linear",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("pegasusx", _pegasus_x, _tokens, _seq2seq_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.embed_tokens", "final_layer_norm")),
+        Arch("pvt", _pvt, _images, _class_loss,
+             _lm_sites("pvt.encoder.block.0", "attention.self.query", "mlp.dense1",
+                       "pvt.encoder.patch_embeddings.0.projection", "layer_norm_2")),
+        Arch("data2vec", _data2vec_audio, _waves, _class_loss,
+             _lm_sites("data2vec_audio.encoder.layers", "attention.q_proj",
+                       "feed_forward.intermediate_dense",
+                       "data2vec_audio.feature_projection.projection", "layer_norm")),
+        Arch("dac", _Dac, _waves, _class_loss,
+             {"conv": "encoder.block.0.res_unit2.conv1",
+              "conv-late": "encoder.block.1.res_unit1.conv1",
+              "stem": "encoder.conv1"}),
     )
 }  # fmt: skip
