@@ -454,6 +454,7 @@ CASES = [
     Case("ai506", "rendezvous-failure"),  # TensorFlow 1: CreateSession still waiting, 8 times
     Case("ai512", "rendezvous-failure"),  # TensorFlow 1: Master init: Unavailable
     Case("ai518", "rank-stall-before-collective"),  # Horovod: horovod_allreduce.noname.N
+    Case("aj014", "checkpoint-load-error"),  # a lone Missing key(s) in state_dict: line
 ]
 
 
