@@ -55,6 +55,9 @@ def _out_channels(module: nn.Module) -> int:
     # A residual MLP block (TimesFM's patch embedding): its output is its shortcut's.
     if isinstance(getattr(module, "residual_layer", None), nn.Linear):
         return module.residual_layer.out_features
+    # Experts stacked as (experts, out, in), one Linear each (JetMoE's): their output size.
+    if isinstance(getattr(module, "output_size", None), int):
+        return module.output_size
     # Fused experts stacked as (experts, in, out) (GPT-OSS's): their hidden size.
     if getattr(module, "is_transposed", False):
         return module.hidden_size
