@@ -16,6 +16,9 @@ checkpoints:
   reference than the healthy second run is at the same step.
 - bit-exact departure: the run matched the reference bit for bit at the first
   checkpoints and then departs.
+Without a noise run, localised channels that are the only evidence must include one holding
+nearly all of its tensor (``LONE_SHARE``); otherwise they are reported, not departures
+(``UNCONFIRMED``): a row starved of gradient takes most of its tensor in healthy reruns too.
 A localised lever must also hold its concentration to the end (``HOLD_LIFT``), and the
 envelope is self-calibrated: random walks spread, wander and differ by chance from the
 start; a fault keeps its place and grows. A tensor whose whole difference grows faster than

@@ -122,8 +122,9 @@ def unconfirmed_channel_notes(channels: list[Departure]) -> list[str]:
         for lv in channels[:3]
     ) + (f"; and {len(channels) - 3} more" if len(channels) > 3 else "")
     return [
-        f"{names}. A healthy row with almost no gradient does this (Adam takes full-size steps "
-        "on it, steered by round-off), and without a noise reference a channel counts alone "
+        f"{names}. A healthy row or column with almost no gradient does this (Adam takes "
+        "full-size steps on it, steered by round-off), and without a noise reference a channel "
+        "counts alone "
         f"only when it holds nearly all of its tensor's difference ({LONE_SHARE:.0%}): not "
         "flagged. Pass --noise-ref (a second healthy run) to tell them apart"
     ]
