@@ -19,10 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 22 (2026-12-06): the one hundred and one architectures of rotations 1 to 21 are all
-# tuning now (rotation 21 held out Gemma 3n, GPT-OSS, Swin V2, SEW-D and EnCodec); five new ones
-# (JetMoE, PEGASUS-X, PVT, Data2Vec-Audio, DAC), to be judged once by the rule named in
-# /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are held out.
+# Rotation 23 (2026-12-06): the one hundred and six architectures of rotations 1 to 22 are all
+# tuning now (rotation 22 held out JetMoE, PEGASUS-X, PVT, Data2Vec-Audio and DAC); five new
+# ones (Mamba-2, NLLB-MoE, ViTDet, AST, Time Series Transformer), to be judged once by the
+# rule named in /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged),
+# are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -36,8 +37,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "timesfm", "informer", "cohere", "roformer", "convnextv2", "resnetd", "deepseekv3",
           "minimax", "xlstm", "repvgg", "wavlm", "zamba2", "t5gemma", "mobilevitv2", "w2vbert",
           "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision", "gemma3n",
-          "gptoss", "swinv2", "sewd", "encodec")  # fmt: skip
-HELD_OUT = ("jetmoe", "pegasusx", "pvt", "data2vec", "dac")
+          "gptoss", "swinv2", "sewd", "encodec", "jetmoe", "pegasusx", "pvt", "data2vec",
+          "dac")  # fmt: skip
+HELD_OUT = ("mamba2", "nllbmoe", "vitdet", "ast", "tst")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -196,6 +198,11 @@ _RECIPES = {
     "pvt": (Recipe(weight_decay=0.05, clip=None), "deepspeed"),
     "data2vec": (Recipe(lr=1e-3, warmup=20), "safetensors"),
     "dac": (Recipe(lr=3e-3, weight_decay=0.01, warmup=5), "pt"),
+    "mamba2": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5), "safetensors"),
+    "nllbmoe": (Recipe(lr=1e-3, warmup=20), "deepspeed"),
+    "vitdet": (Recipe(weight_decay=0.05, clip=None), "pt"),
+    "ast": (Recipe(lr=1e-3, weight_decay=0.01, warmup=5), "dcp"),
+    "tst": (Recipe(lr=3e-3, clip=0.5), "hf"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -1853,6 +1853,104 @@ class _Dac(nn.Module):
         return self.head(self.encoder(waves[:, None]).mean(-1))
 
 
+def _mamba2() -> nn.Module:
+    from transformers import Mamba2Config, Mamba2ForCausalLM
+
+    _hf_quiet()
+    # Mamba-2, a pure state-space LM (no attention, no MLP): each block's one in_proj makes
+    # the gate z, the scan input x, the shared B and C and a step per head at once; a causal
+    # depthwise conv1d, then the SSD scan (a scalar decay per head, computed chunk by chunk as
+    # masked matmuls within chunks of 16 and a recurrence between them), a gated RMSNorm and
+    # out_proj; the pure-torch path (no mamba_ssm kernels). Mamba 1's selective scan has a
+    # separate x_proj and per-channel decays; Zamba2 and Falcon-H1 use Mamba-2 mixers only
+    # inside hybrids with attention.
+    cfg = Mamba2Config(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, state_size=16, expand=2,
+        head_dim=16, num_heads=8, n_groups=1, chunk_size=16, conv_kernel=4,
+        tie_word_embeddings=False, use_cache=False,
+    )  # fmt: skip
+    return Mamba2ForCausalLM(cfg)
+
+
+def _nllb_moe() -> nn.Module:
+    from transformers import NllbMoeConfig, NllbMoeForConditionalGeneration
+
+    _hf_quiet()
+    # NLLB-MoE, encoder-decoder: pre-norm layers, sinusoidal positions, a scaled shared word
+    # embedding; every second layer's MLP is a mixture of four ReLU experts with top-2
+    # routing (the second expert always taken, not sampled), separate unfused expert
+    # modules. No expert token dropout (it draws randoms) and an expert capacity of the whole
+    # batch, so no token is ever dropped.
+    cfg = NllbMoeConfig(
+        vocab_size=VOCAB, d_model=64, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+        decoder_ffn_dim=128, num_experts=4, expert_capacity=BATCH * SEQ, encoder_sparse_step=2,
+        decoder_sparse_step=2, second_expert_policy="all", moe_token_dropout=0.0,
+        router_z_loss_coef=0.0, router_aux_loss_coef=0.0, max_position_embeddings=SEQ + 4,
+        dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        moe_eval_capacity_token_fraction=1.0, use_cache=False, pad_token_id=0, eos_token_id=1,
+        decoder_start_token_id=0,
+    )  # fmt: skip
+    return NllbMoeForConditionalGeneration(cfg)
+
+
+class _VitDet(nn.Module):
+    """ViTDet's plain ViT backbone with a classifier: a patch convolution plus learned
+    absolute positions, pre-norm blocks whose fused qkv attention adds decomposed relative
+    position terms (height and width tables), block 0 attending within 4x4 windows and
+    block 1 globally; mean pooling over the map and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import VitDetConfig, VitDetModel
+
+        _hf_quiet()
+        cfg = VitDetConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2,
+            image_size=IMAGE, pretrain_image_size=IMAGE, patch_size=2, window_size=4,
+            window_block_indices=[0], use_relative_position_embeddings=True,
+            drop_path_rate=0.0,
+        )  # fmt: skip
+        self.backbone = VitDetModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).last_hidden_state.mean((2, 3)))
+
+
+def _ast() -> nn.Module:
+    from transformers import ASTConfig, ASTForAudioClassification
+
+    _hf_quiet()
+    # Audio Spectrogram Transformer: a ViT over a log-mel spectrogram (frames, bins) cut
+    # into overlapping-free 4x4 patches by a convolution, a class and a distillation token,
+    # learned positions, pre-norm blocks, the two tokens' mean into a LayerNorm and a Linear.
+    cfg = ASTConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        patch_size=4, frequency_stride=4, time_stride=4, max_length=FRAMES, num_mel_bins=MELS,
+        num_labels=CLASSES, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return ASTForAudioClassification(cfg)
+
+
+def _time_series_transformer() -> nn.Module:
+    from transformers import TimeSeriesTransformerConfig, TimeSeriesTransformerForPrediction
+
+    _hf_quiet()
+    # The vanilla Time Series Transformer: a probabilistic encoder-decoder forecaster (a
+    # Student-t head, trained by its likelihood) with full softmax attention, post-norm
+    # layers, sinusoidal positions; the encoder reads lags 1-3 of the mean-scaled series plus
+    # a time feature, the decoder the future steps teacher-forced.
+    cfg = TimeSeriesTransformerConfig(
+        prediction_length=HORIZON, context_length=CONTEXT - 3, input_size=SERIES,
+        lags_sequence=[1, 2, 3], num_time_features=1, d_model=32, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, dropout=0.0, encoder_layerdrop=0.0, decoder_layerdrop=0.0,
+        attention_dropout=0.0, activation_dropout=0.0,
+    )  # fmt: skip
+    return TimeSeriesTransformerForPrediction(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -2958,5 +3056,38 @@ ARCHS: dict[str, Arch] = {
              {"conv": "encoder.block.0.res_unit2.conv1",
               "conv-late": "encoder.block.1.res_unit1.conv1",
               "stem": "encoder.conv1"}),
+        # Rotation 23's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Mamba-2 has no attention: its
+        # mixer's in_proj, which makes the scan's B, C and steps, as Zamba2's; NLLB-MoE: the
+        # encoder's q_proj, as Pegasus's; ViTDet: the fused qkv of block 0, as Hiera's; AST:
+        # q_proj, as ViT's; Time Series Transformer: the encoder's q_proj, as Informer's), layer
+        # 1's first MLP projection (Mamba-2, no MLP: layer 1's in_proj, as Mamba's; NLLB-MoE,
+        # whose layer 1 is sparse: expert 0's fc1, as Switch's expert 0 wi; ViTDet and AST: the
+        # MLP's fc1; Time Series Transformer: the encoder's fc1, as Informer's), the token
+        # (patch) embedding the model calls (NLLB-MoE: the encoder's embed_tokens; ViTDet and
+        # AST: the patch convolution, as ViT's; Time Series Transformer: the value projection,
+        # as Informer's), layer 1's pre-MLP norm (Mamba-2: the block's one norm, in front of the
+        # mixer, as Mamba's; NLLB-MoE, pre-norm: ff_layer_norm; ViTDet, pre-norm: norm2; AST,
+        # pre-norm: layernorm_after, as ViT's; Time Series Transformer, post-norm:
+        # self_attn_layer_norm, as Informer's). No BatchNorm in any of the five.
+        Arch("mamba2", _mamba2, _tokens, _causal_loss,
+             {"attention": "backbone.layers.0.mixer.in_proj",
+              "mlp": "backbone.layers.1.mixer.in_proj",
+              "embedding": "backbone.embeddings",
+              "norm": "backbone.layers.1.norm"}),
+        Arch("nllbmoe", _nllb_moe, _tokens, _seq2seq_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "ffn.experts.expert_0.fc1",
+                       "model.encoder.embed_tokens", "ff_layer_norm")),
+        Arch("vitdet", _VitDet, _images, _class_loss,
+             _lm_sites("backbone.encoder.layer", "attention.qkv", "mlp.fc1",
+                       "backbone.embeddings.projection", "norm2")),
+        Arch("ast", _ast, _mel_frames, _class_loss,
+             _lm_sites("audio_spectrogram_transformer.layers", "attention.q_proj", "mlp.fc1",
+                       "audio_spectrogram_transformer.embeddings.patch_embeddings.projection",
+                       "layernorm_after")),
+        Arch("tst", _time_series_transformer, _series, _prediction_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.value_embedding.value_projection",
+                       "self_attn_layer_norm")),
     )
 }  # fmt: skip
