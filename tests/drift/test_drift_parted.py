@@ -6,32 +6,17 @@ divergence grows 14x. Faulty counterparts check the rules still see what they sh
 
 from __future__ import annotations
 
-import math
-
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.verdict import assess
+from drift.verdict_shapes import STEPS, N, matrix
 
-STEPS = list(range(12, 121, 12))
-N = 64
 REF_SQ = N * N * 4e-4  # every weight's squared norm
 
 
 def weight(name: str, rel: float, *, max_abs: float | None = None) -> TensorDiff:
     """A 64x64 weight ``rel`` of its norm from the reference, the difference spread evenly."""
-    diff_sq = rel * rel * REF_SQ
-    return TensorDiff(
-        name=name,
-        numel=N * N,
-        diff_sq=diff_sq,
-        ref_sq=REF_SQ,
-        max_abs=math.sqrt(diff_sq / N) if max_abs is None else max_abs,
-        mismatched=N * N if diff_sq else 0,
-        rows=N,
-        cols=N,
-        top_row=3,
-        top_row_share=2 / N if diff_sq else 0.0,
-        top_col=5,
-        top_col_share=2 / N if diff_sq else 0.0,
+    return matrix(
+        name, rel * rel * REF_SQ, row=(3, 2 / N), col=(5, 2 / N), max_abs=max_abs, ref_sq=REF_SQ
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 
 from denpex.drift.model import TensorDiff
-from drift.verdict_shapes import judged, measured
+from drift.verdict_shapes import judged, matrix, measured
 from paths import FIXTURES
 
 _TRACKS = tomllib.loads((FIXTURES / "rotation21_tracks.toml").read_text(encoding="utf-8"))
@@ -68,19 +68,12 @@ def _key_column_3() -> list[TensorDiff]:
           5.861e-05, 6.114e-05, 6.350e-05]  # fmt: skip
     share = [0.155, 0.037, 0.044, 0.068, 0.609, 0.315, 0.319, 0.339, 0.391, 0.406]
     return [
-        TensorDiff(
-            name="sew_d.encoder.encoder.layer.0.attention.self.key_proj.weight",
-            numel=4096,
-            diff_sq=d * d,
-            ref_sq=4096 * 4e-4,
+        matrix(
+            "sew_d.encoder.encoder.layer.0.attention.self.key_proj.weight",
+            d * d,
+            row=(20, 0.07),
+            col=(3 if i >= 4 else 51, s),
             max_abs=d * s**0.5 / 8,
-            mismatched=4096,
-            rows=64,
-            cols=64,
-            top_row=20,
-            top_row_share=0.07,
-            top_col=3 if i >= 4 else 51,
-            top_col_share=s,
         )
         for i, (d, s) in enumerate(zip(l2, share, strict=True))
     ]
