@@ -16,6 +16,8 @@ checkpoints:
   reference than the healthy second run is at the same step.
 - bit-exact departure: the run matched the reference bit for bit at the first
   checkpoints and then departs.
+- wholesale departure: a run apart by round-off leaps away, whole and in most tensors, over
+  one interval (``wholesale``).
 Without a noise run, localised channels that are the only evidence must include one holding
 nearly all of its tensor (``LONE_SHARE``); otherwise they are reported, not departures
 (``UNCONFIRMED``): a row starved of gradient takes most of its tensor in healthy reruns too.
@@ -34,13 +36,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from denpex.drift import bit_exact, envelope
+from denpex.drift import bit_exact, envelope, wholesale
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
     ARRIVAL,
     CALIBRATION,
     CORROBORATED,
     DOMINANT,
+    ENVELOPE,
     HOLD_LIFT,
     LIFT_MIN,
     LONE_SHARE,
@@ -124,7 +127,7 @@ def localisation(
             if _settling(start, axis, ntrack):
                 out.append(_held(name, steps, track, axis))
                 continue
-            if _crept_in(track, shares, axis, start, noise is not None):
+            if _crept_in(track, shares, axis, start, ntrack):
                 continue
             top = track[start]
             assert top is not None  # flagged steps are localised, hence present
@@ -227,29 +230,41 @@ def _arrived(track: list[TensorDiff | None], shares: list[float], start: int) ->
 
 
 def _crept_in(
-    track: list[TensorDiff | None], shares: list[float], axis: str, start: int, noise: bool
+    track: list[TensorDiff | None],
+    shares: list[float],
+    axis: str,
+    start: int,
+    ntrack: list[TensorDiff | None] | None,
 ) -> bool:
     """The channel took its tensor over gradually after the first checkpoint (it did not
-    arrive) and, with a noise run, not in place from the start either: the model's own. A
-    vector's element must arrive even with a noise run: each element of a bias random-walks
-    on its own, and one of them grows in place by chance (a healthy ProphetNet rerun: element
-    26 of a value bias, top from the start, 0.62 of its vector by step 48, while the noise
-    run's stayed spread)."""
+    arrive): the model's own, unless a noise run confirms a fault older than the comparison,
+    growing in place from the first checkpoint. The noise run tells them apart by the
+    tensor's distance, not by where its own top channel sits: Time Series Transformer's
+    decoder query/key row 6 was top from step 12 in every healthy rerun, at 0.2-0.7 of its
+    tensor, while the noise run's top rows wandered at 1.5-2x less distance (rotation 23); a
+    fault carrying its tensor stands ``ENVELOPE`` times beyond the noise run (the demo
+    simulator's channel faulty before its first checkpoint: 20x). A vector's elements
+    random-walk one by one and must arrive even so (a healthy ProphetNet rerun: element 26
+    of a value bias, top from the start, 0.62 of its vector by step 48)."""
     if start == 0 or _arrived(track, shares, start):
         return False
     first = next((t for t in track if t is not None), None)
-    if first is not None and is_vector(first):
+    if ntrack is None or (first is not None and is_vector(first)):
         return True
-    return not noise or not _in_place_from_start(track, axis, start)
+    return not (_in_place_from_start(track, axis, start) and _beyond(track[start], ntrack[start]))
+
+
+def _beyond(t: TensorDiff | None, noise: TensorDiff | None) -> bool:
+    """The tensor stands ``ENVELOPE`` times further from the reference than the noise run."""
+    if t is None or noise is None or noise.diff_sq <= 0:
+        return False
+    return t.diff_sq >= ENVELOPE**2 * noise.diff_sq
 
 
 def _in_place_from_start(track: list[TensorDiff | None], axis: str, start: int) -> bool:
     """The channel that took its tensor over gradually was its top channel at every checkpoint
-    compared before: a fault older than the comparison, growing in place, which a noise run
-    can clear or confirm. One that took over from another top channel late in the run
-    (ConvBERT's reruns: columns 33, 53, then 24 from step 72) is round-off finding a
-    sensitive channel, and a noise run that did not happen to find it too does not make it a
-    fault."""
+    compared before. One that took over from another late in the run (ConvBERT's reruns:
+    columns 33, 53, then 24 from step 72) is round-off finding a sensitive channel."""
     index = _index(track[start], axis)
     return all(_index(t, axis) == index for t in track[:start] if t is not None and t.diff_sq > 0)
 
@@ -345,7 +360,7 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
             out.append(_held(lead, steps, tracks[lead], axis))
             continue
         shares = [_share(t, axis) for t in tracks[lead]]
-        if _crept_in(tracks[lead], shares, axis, start, noise is not None):
+        if _crept_in(tracks[lead], shares, axis, start, noise.get(lead) if noise else None):
             continue
         excess = [
             math.sqrt(math.fsum(m.excess**2 for _, m in p)) if len(p) == 2 else 0.0 for p in pairs
@@ -419,6 +434,8 @@ def find(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks | None) -> li
         found.append(departure)
     if noise is not None and (shared := bit_exact.noise_departure(series, tracks, noise)):
         found.append(shared)
+    if (leap := wholesale.departure(series, tracks)) is not None:
+        found.append(leap)
     return found if noise is not None else _unconfirmed(found)
 
 

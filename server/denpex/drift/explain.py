@@ -185,6 +185,12 @@ def describe(lv: Departure) -> str:
             f"step {d['identical_until']} (the two share their arithmetic) and then departs "
             f"from it (this tensor is {d['rel_l2']:.2g} of its norm from the reference)"
         )
+    if lv.lever == "wholesale_departure":
+        return (
+            f"the whole distance from the reference leapt {d['rise']:.0f}x between steps "
+            f"{d['previous_step']} and {lv.onset}, with most tensors, and stayed; this tensor "
+            f"rose most, {d['tensor_rise']:.0f}x"
+        )
     return f"{d['ratio_to_noise']:.1f}x the healthy noise run's distance"  # noise_envelope
 
 

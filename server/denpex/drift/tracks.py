@@ -30,7 +30,7 @@ class Departure:
 
     tensor: str
     # localisation | corroborated_localisation | noise_envelope | bit_exact_departure
-    # | noise_exact_departure
+    # | noise_exact_departure | wholesale_departure
     # | held_from_start (HELD), unconfirmed_channel (UNCONFIRMED): reported, not departures
     lever: str
     onset: int

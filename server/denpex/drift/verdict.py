@@ -269,6 +269,10 @@ def _gradual(case: _Case, levers: list[Departure]) -> Assessment | None:
         evidence_alone = "the run was bit-identical to the reference before"
     elif any(lv.lever == "noise_exact_departure" for lv in levers):
         evidence_alone = "the run was bit-identical to the noise reference before"
+    elif leap := next((lv for lv in levers if lv.lever == "wholesale_departure"), None):
+        evidence_alone = (
+            f"the whole distance leapt {leap.detail['rise']:.0f}x in one checkpoint interval"
+        )
     elif any(lv.lever in LOCALISED for lv in levers):
         evidence_alone = "one channel holds most of its tensor's difference throughout"
     else:

@@ -1,0 +1,79 @@
+"""Wholesale departure: a run apart from its reference by round-off leaps away all at once.
+
+One of the levers of ``departures`` (lever 7 in docs/drift-statistics.md). Round-off between
+two reruns grows smoothly once it has spread: past the calibration window the whole distance
+of a healthy rerun rose at most 9.7x over one checkpoint interval (SwinV2; 231 reruns of the 27
+architectures with runs on disk, 2026-12-07). A fault that changes what the model computes
+changes every gradient downstream at once, so the whole distance leaps and most tensors leap
+with it (a doubled channel: 18x to 85,000x). Both must hold: a chaotic rerun can lift most
+*tensors* thirtyfold in one interval while the whole distance stays put (Parakeet's
+channels-last rerun, step 48), and one tensor's leap is a local event the other levers judge.
+Without a noise run this is the only lever that sees a fault spread over the model in a run
+already apart by round-off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from denpex.drift.model import StepDiff
+from denpex.drift.thresholds import (
+    CALIBRATION,
+    MIN_MISMATCHED,
+    WHOLESALE_HOLD,
+    WHOLESALE_RISE,
+    WHOLESALE_SHARE,
+)
+from denpex.drift.tracks import Departure, Tracks
+
+
+def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
+    """The first checkpoint past the calibration window where the whole distance rose
+    ``WHOLESALE_RISE`` times over one interval, together with most of the tensors apart
+    before it, and stayed."""
+    l2 = [math.sqrt(s.diff_sq) if math.isfinite(s.diff_sq) else math.inf for s in series]
+    for i in range(max(1, CALIBRATION), len(series)):
+        if not (0 < l2[i - 1] <= l2[i] < math.inf) or l2[i] < WHOLESALE_RISE * l2[i - 1]:
+            continue  # (a value turned NaN/Inf is the jump's to report)
+        if _share_risen(tracks, i) < WHOLESALE_SHARE:
+            continue
+        if any(later < WHOLESALE_HOLD * l2[i] for later in l2[i + 1 :]):
+            continue
+        # A leap of the whole model does not locate its cause: the tensor that rose most is
+        # named as the one to look at first (PEGASUS-X's doubled query channel: its layer's
+        # key weight; its doubled fc1 channel: a norm bias of the layer before).
+        name, rise = max(_rises(tracks, i), key=lambda nr: nr[1])
+        detail: dict[str, Any] = {
+            "rise": round(l2[i] / l2[i - 1], 1),
+            "tensor_rise": round(rise, 1),
+            "previous_step": series[i - 1].step,
+        }
+        return Departure(
+            tensor=name,
+            lever="wholesale_departure",
+            onset=series[i].step,
+            excess=[d if k >= i else 0.0 for k, d in enumerate(l2)],
+            detail=detail,
+        )
+    return None
+
+
+def _rises(tracks: Tracks, i: int) -> list[tuple[str, float]]:
+    """Each tensor apart at checkpoint i-1 (most of its elements differing) and its rise."""
+    out = []
+    for name, track in tracks.items():
+        before, now = track[i - 1], track[i]
+        if before is None or now is None or before.diff_sq <= 0:
+            continue
+        if before.mismatched < MIN_MISMATCHED * before.numel:
+            continue  # a sparse difference filling in rises by chance
+        if math.isfinite(now.diff_sq) and math.isfinite(before.diff_sq):
+            out.append((name, math.sqrt(now.diff_sq / before.diff_sq)))
+    return out
+
+
+def _share_risen(tracks: Tracks, i: int) -> float:
+    rises = _rises(tracks, i)
+    return sum(r >= WHOLESALE_RISE for _, r in rises) / len(rises) if rises else 0.0
