@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 23 (2026-12-06): the one hundred and six architectures of rotations 1 to 22 are all
-# tuning now (rotation 22 held out JetMoE, PEGASUS-X, PVT, Data2Vec-Audio and DAC); five new
-# ones (Mamba-2, NLLB-MoE, ViTDet, AST, Time Series Transformer), judged once by the rule
-# frozen for rotation 22 (5584aeb6) and unchanged since, are held out.
+# Rotation 24 (2026-12-07): the one hundred and eleven architectures of rotations 1 to 23 are all
+# tuning now (rotation 23 held out Mamba-2, NLLB-MoE, ViTDet, AST and Time Series Transformer);
+# five new ones (Doge, Nemotron-H, AIMv2, Mimi, HiFi-GAN), to be judged once by the rule named in
+# /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -37,8 +37,8 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "minimax", "xlstm", "repvgg", "wavlm", "zamba2", "t5gemma", "mobilevitv2", "w2vbert",
           "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision", "gemma3n",
           "gptoss", "swinv2", "sewd", "encodec", "jetmoe", "pegasusx", "pvt", "data2vec",
-          "dac")  # fmt: skip
-HELD_OUT = ("mamba2", "nllbmoe", "vitdet", "ast", "tst")
+          "dac", "mamba2", "nllbmoe", "vitdet", "ast", "tst")  # fmt: skip
+HELD_OUT = ("doge", "nemotronh", "aimv2", "mimi", "hifigan")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -202,6 +202,11 @@ _RECIPES = {
     "vitdet": (Recipe(weight_decay=0.05, clip=None), "pt"),
     "ast": (Recipe(lr=1e-3, weight_decay=0.01, warmup=5), "dcp"),
     "tst": (Recipe(lr=3e-3, clip=0.5), "hf"),
+    "doge": (Recipe(clip=0.5, warmup=20), "hf"),
+    "nemotronh": (Recipe(lr=1e-3, weight_decay=0.01), "dcp"),
+    "aimv2": (Recipe(weight_decay=0.05, warmup=5), "safetensors"),
+    "mimi": (Recipe(lr=1e-3, clip=None, warmup=20), "pt"),
+    "hifigan": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5), "deepspeed"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

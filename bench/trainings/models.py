@@ -1951,6 +1951,122 @@ def _time_series_transformer() -> nn.Module:
     return TimeSeriesTransformerForPrediction(cfg)
 
 
+def _doge() -> nn.Module:
+    from transformers import DogeConfig, DogeForCausalLM
+
+    _hf_quiet()
+    # Doge, a decoder LM with dynamic mask attention: a dt_proj of the values gives each key
+    # position a learned, input-dependent bias per head (an exponentiated, gated step, as in a
+    # state-space model), added to the causal scores, and only the keep_window_size (16 of 32)
+    # best-biased keys per head stay unmasked; QK RMSNorm, RoPE, grouped queries; a SwiGLU MLP.
+    # Not its cross-domain MoE (is_moe): its router views the logits of all the batch's tokens
+    # as one (2, tokens, keys) block, so each token's experts depend on the other sequences of
+    # its micro-batch, and the accumulation split would change the maths.
+    cfg = DogeConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, keep_window_size=16, is_moe=False,
+        max_position_embeddings=SEQ, tie_word_embeddings=False, use_cache=False,
+    )  # fmt: skip
+    return DogeForCausalLM(cfg)
+
+
+def _nemotron_h() -> nn.Module:
+    from transformers import NemotronHConfig, NemotronHForCausalLM
+
+    _hf_quiet()
+    # Nemotron-H, a hybrid LM whose blocks each hold one mixer behind one RMSNorm: twice a
+    # Mamba-2 block (the pure-torch SSD scan, as Mamba-2's), a grouped-query attention block
+    # (no positional encoding at all: the Mamba-2 blocks ahead of it carry the order) and an
+    # MLP block (up_proj, squared ReLU, down_proj; no gate). Zamba2 shares one attention
+    # block, Falcon-H1 runs attention and Mamba-2 side by side in every layer, Jamba uses
+    # Mamba 1 and MoE.
+    cfg = NemotronHConfig(
+        vocab_size=VOCAB, hidden_size=64,
+        layer_types=["linear_attention", "full_attention", "mlp"] * 2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ, intermediate_size=128,
+        ssm_state_size=16, mamba_num_heads=8, mamba_head_dim=16, n_groups=1, chunk_size=16,
+        use_cache=False, tie_word_embeddings=False,
+    )  # fmt: skip
+    return NemotronHForCausalLM(cfg)
+
+
+class _Aimv2(nn.Module):
+    """AIMv2's vision encoder with a classifier: a patch convolution followed by an RMSNorm,
+    learned absolute positions, pre-norm blocks with RMSNorm and a SwiGLU MLP, no bias in
+    any projection, a final RMSNorm and AIMv2's attention-pooling head (a learned class query
+    attending over the patches); a Linear on the pooled vector."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Aimv2VisionConfig, Aimv2VisionModel
+
+        _hf_quiet()
+        cfg = Aimv2VisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=2, use_head=True, is_native=False,
+        )  # fmt: skip
+        self.backbone = Aimv2VisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).pooler_output)
+
+
+class _Mimi(nn.Module):
+    """The Mimi audio codec's encoder with a classifier: a SEANet convnet with causal
+    convolutions, ELU and no norm (a stem, then per stage a residual block and a strided
+    convolution, 4x then 2x), a last convolution making each step a token; a causal
+    transformer over them (pre-norm LayerNorm, RoPE, a sliding window of 16, LayerScale at
+    0.01 on both branches, a GELU MLP), and a strided convolution down to the latent frame
+    rate (2x). Mean pooling over the latents and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import MimiEncoderConfig, MimiEncoderModel
+
+        _hf_quiet()
+        cfg = MimiEncoderConfig(
+            hidden_size=32, num_filters=8, upsampling_ratios=[4, 2], num_hidden_layers=2,
+            intermediate_size=64, num_attention_heads=4, num_key_value_heads=4,
+            codebook_dim=16, sliding_window=16, sampling_rate=800, frame_rate=50,
+        )  # fmt: skip
+        self.encoder = MimiEncoderModel(cfg)
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(waves[:, None]).latents.mean(-1))
+
+
+@dataclass
+class VocoderWaves:
+    waveforms: torch.Tensor
+
+
+class _HifiGan(nn.Module):
+    """SpeechT5's HiFi-GAN generator, a vocoder (no attention, no recurrence, no norm): a
+    7-wide convolution over the spectrogram frames, then per stage leaky ReLU, a transposed
+    convolution upsampling 4x and a multi-receptive-field fusion (the mean of two residual
+    blocks, 3- and 5-wide, each two pairs of a dilated and an undilated convolution with
+    leaky ReLUs); leaky ReLU, a last 7-wide convolution and tanh. It reads the spectrogram
+    only (the noise sequence _spectra packs beside it goes unused)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import SpeechT5HifiGan, SpeechT5HifiGanConfig
+
+        _hf_quiet()
+        cfg = SpeechT5HifiGanConfig(
+            model_in_dim=BINS, upsample_initial_channel=32, upsample_rates=[4, 4],
+            upsample_kernel_sizes=[8, 8], resblock_kernel_sizes=[3, 5],
+            resblock_dilation_sizes=[[1, 3], [1, 3]], normalize_before=False,
+        )  # fmt: skip
+        self.vocoder = SpeechT5HifiGan(cfg)
+
+    def forward(self, input_features: torch.Tensor, noise_sequence: torch.Tensor) -> VocoderWaves:
+        del noise_sequence
+        return VocoderWaves(self.vocoder(input_features))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -3089,5 +3205,43 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
                        "model.encoder.value_embedding.value_projection",
                        "self_attn_layer_norm")),
+        # Rotation 24's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Doge: q_proj, whose scores the
+        # dynamic mask then biases and prunes; Nemotron-H, whose layers are a Mamba-2 block, an
+        # attention block and an MLP block: the first attention block's q_proj; AIMv2: q_proj,
+        # as ViT's; Mimi: the encoder transformer's q_proj), layer 1's first MLP projection
+        # (Doge, SwiGLU: up_proj, as Gemma's; Nemotron-H: the second MLP block's up_proj, its
+        # only input projection; AIMv2, SwiGLU: up_proj, as Gemma's; Mimi: the encoder
+        # transformer's fc1), the token (patch) embedding the model calls (Doge:
+        # model.embed_tokens; Nemotron-H: model.embeddings; AIMv2: the patch convolution, as
+        # ViT's; Mimi, which reads waveforms: the SEANet's last convolution, the one that makes
+        # each step the transformer's token, as Parakeet's subsampling Linear), layer 1's pre-MLP
+        # norm (Doge: post_attention_layernorm, as Mixtral's; Nemotron-H: the second MLP block's
+        # one norm, in front of its mixer, as Mamba's; AIMv2, pre-norm: rms_norm2; Mimi,
+        # pre-norm: post_attention_layernorm); for SpeechT5's HiFi-GAN (a convnet, no
+        # attention), whose stages are its upsampling steps and whose blocks are the residual
+        # blocks each stage fuses: the stem's convolution (conv_pre), the second block's first
+        # convolution (stage 0's second residual block's first dilated convolution), the first
+        # convolution of the first block of the next stage (that of stage 1's first residual
+        # block), and no norm: HiFi-GAN has no normalization layer, as UnivNet. No BatchNorm in
+        # any of the five.
+        Arch("doge", _doge, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("nemotronh", _nemotron_h, _tokens, _causal_loss,
+             {"attention": "model.layers.1.mixer.q_proj",
+              "mlp": "model.layers.5.mixer.up_proj",
+              "embedding": "model.embeddings",
+              "norm": "model.layers.5.norm"}),
+        Arch("aimv2", _Aimv2, _images, _class_loss,
+             _lm_sites("backbone.encoder.layers", "attention.q_proj", "ffn.up_proj",
+                       "backbone.embeddings.patch_embed", "rms_norm2")),
+        Arch("mimi", _Mimi, _waves, _class_loss,
+             _lm_sites("encoder.encoder_transformer.layers", "self_attn.q_proj", "mlp.fc1",
+                       "encoder.encoder_seanet.layers.8.conv", "post_attention_layernorm")),
+        Arch("hifigan", _HifiGan, _spectra, _vocoder_loss,
+             {"conv": "vocoder.resblocks.1.convs1.0",
+              "conv-late": "vocoder.resblocks.2.convs1.0",
+              "stem": "vocoder.conv_pre"}),
     )
 }  # fmt: skip
