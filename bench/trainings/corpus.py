@@ -21,8 +21,8 @@ from .train import Nondeterminism, Recipe, RunSpec, train
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 24 (2026-12-07): the one hundred and eleven architectures of rotations 1 to 23 are all
 # tuning now (rotation 23 held out Mamba-2, NLLB-MoE, ViTDet, AST and Time Series Transformer);
-# five new ones (Doge, Nemotron-H, AIMv2, Mimi, HiFi-GAN), to be judged once by the rule named in
-# /work/helpers/RULE_FROZEN (frozen later, before any of their runs is judged), are held out.
+# five new ones (Doge, Nemotron-H, AIMv2, Mimi, HiFi-GAN), judged once by the rule frozen for
+# rotation 24 (ad1d3cf1) before any of their runs was judged, are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",

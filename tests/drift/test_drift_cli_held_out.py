@@ -1,17 +1,18 @@
-"""A held-out architecture end to end through the CLI (issue 9): ViTDet (transformers' plain
-vision transformer backbone for detection: windowed attention in one block, global attention
-with relative positions in the next), trained on the CPU by bench/trainings exactly as in the
-corpus (rotation 23 holds `vitdet` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation23/). Judged by `denpex drift --json` as a real subprocess.
-Its one measurement (heldout-vitdet.txt, rule 5584aeb) flagged none of its nine healthy
-reruns, with or without a noise reference; the two used here are a one-thread rerun split in
-four micro-batches and a two-thread rerun whose four micro-batches are shuffled. A permanent
-1e-2 compute fault on the MLP is drift from the first checkpoint after its onset, and a bit
-flip in the attention's qkv weight a sudden jump there. Rotation 22 trained its held-out PVT
-here, rotation 21 GPT-OSS, rotation 20 Falcon-H1, rotation 19 Zamba2, rotation 18 xLSTM,
-rotation 17 Cohere, rotation 16 Qwen3-Next, rotation 15 LFM2, rotation 14 DiffLlama, rotation
-13 Persimmon, rotation 12 OLMo 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the
-gated conv LM, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
+"""A held-out architecture end to end through the CLI (issue 9): Doge (a decoder LM with
+dynamic mask attention: a projection of the values biases each key per head and only the best
+half of the keys stay unmasked; QK RMSNorm, RoPE, grouped-query attention, a SwiGLU MLP),
+trained on the CPU by bench/trainings exactly as in the corpus (rotation 24 holds `doge` out
+of threshold tuning; its runs are measured in docs/measurements/drift-rotation24/). Judged by
+`denpex drift --json` as a real subprocess. Its one measurement (heldout-doge.txt, rule
+ad1d3cf) flagged none of its nine healthy reruns, with or without a noise reference; the two
+used here are a one-thread rerun split in four micro-batches and a two-thread rerun whose four
+micro-batches are shuffled. A permanent 1e-2 compute fault on the MLP is drift from the first
+checkpoint after its onset, and a bit flip in the attention's query weight a sudden jump
+there. Rotation 23 trained its held-out ViTDet here, rotation 22 PVT, rotation 21 GPT-OSS,
+rotation 20 Falcon-H1, rotation 19 Zamba2, rotation 18 xLSTM, rotation 17 Cohere, rotation 16
+Qwen3-Next, rotation 15 LFM2, rotation 14 DiffLlama, rotation 13 Persimmon, rotation 12 OLMo
+2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the gated conv LM, rotation 8 FNet,
+rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
 
 from __future__ import annotations
 
@@ -30,11 +31,11 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "vitdet"
+ARCH = "doge"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 MLP = ARCHS[ARCH].sites["mlp"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch vitdet --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch doge --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
