@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 24 (2026-12-07): the one hundred and eleven architectures of rotations 1 to 23 are all
-# tuning now (rotation 23 held out Mamba-2, NLLB-MoE, ViTDet, AST and Time Series Transformer);
-# five new ones (Doge, Nemotron-H, AIMv2, Mimi, HiFi-GAN), judged once by the rule frozen for
-# rotation 24 (ad1d3cf1) before any of their runs was judged, are held out.
+# Rotation 25 (2026-12-07): the one hundred and sixteen architectures of rotations 1 to 24 are all
+# tuning now (rotation 24 held out Doge, Nemotron-H, AIMv2, Mimi and HiFi-GAN); five new ones
+# (HRM-Text, BigBird, DINOv3, Speech2Text, SuperPoint), to be judged once by the rule frozen for
+# rotation 24 (ad1d3cf1), unchanged, are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -37,8 +37,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "minimax", "xlstm", "repvgg", "wavlm", "zamba2", "t5gemma", "mobilevitv2", "w2vbert",
           "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision", "gemma3n",
           "gptoss", "swinv2", "sewd", "encodec", "jetmoe", "pegasusx", "pvt", "data2vec",
-          "dac", "mamba2", "nllbmoe", "vitdet", "ast", "tst")  # fmt: skip
-HELD_OUT = ("doge", "nemotronh", "aimv2", "mimi", "hifigan")
+          "dac", "mamba2", "nllbmoe", "vitdet", "ast", "tst", "doge", "nemotronh", "aimv2",
+          "mimi", "hifigan")  # fmt: skip
+HELD_OUT = ("hrmtext", "bigbird", "dinov3", "speech2text", "superpoint")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -207,6 +208,11 @@ _RECIPES = {
     "aimv2": (Recipe(weight_decay=0.05, warmup=5), "safetensors"),
     "mimi": (Recipe(lr=1e-3, clip=None, warmup=20), "pt"),
     "hifigan": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5), "deepspeed"),
+    "hrmtext": (Recipe(lr=1e-3, clip=0.5, warmup=20), "safetensors"),
+    "bigbird": (Recipe(lr=3e-3, weight_decay=0.01), "hf"),
+    "dinov3": (Recipe(weight_decay=0.05, clip=None, warmup=5), "deepspeed"),
+    "speech2text": (Recipe(lr=1e-3, warmup=20), "dcp"),
+    "superpoint": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5, warmup=5), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

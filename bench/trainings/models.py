@@ -2067,6 +2067,128 @@ class _HifiGan(nn.Module):
         return VocoderWaves(self.vocoder(input_features))
 
 
+def _hrm_text() -> nn.Module:
+    from transformers import HrmTextConfig, HrmTextForCausalLM
+
+    _hf_quiet()
+    # HRM-Text, a hierarchical recurrent-depth LM: two weight-tied stacks (a fast low-level one
+    # and a slow high-level one, one causal block each: GQA with RoPE and a sigmoid output
+    # gate, a SwiGLU MLP, RMS norms) run in nested cycles on the same token states, the
+    # low-level stack twice per high-level step, twice; only the last cycles carry gradients
+    # (its training-time gradient routing). Causal throughout (no prefix-LM overlay).
+    cfg = HrmTextConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, H_cycles=2, L_cycles=2,
+        prefix_lm=False,
+        max_position_embeddings=SEQ, use_cache=False, tie_word_embeddings=False,
+    )  # fmt: skip
+    return HrmTextForCausalLM(cfg)
+
+
+def _big_bird() -> nn.Module:
+    from transformers import BigBirdConfig, BigBirdForMaskedLM
+
+    _hf_quiet()
+    # BigBird, an encoder with block-sparse attention: blocks of 4 tokens, each attending to
+    # its sliding window of three blocks, to the first and last (global) blocks and to one
+    # random block drawn per layer from a seeded numpy generator (the same blocks at every
+    # call); the global blocks attend to everything. BERT's post-norm layers otherwise.
+    cfg = BigBirdConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, max_position_embeddings=SEQ, attention_type="block_sparse",
+        block_size=4, num_random_blocks=1, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, pad_token_id=0,
+    )  # fmt: skip
+    return BigBirdForMaskedLM(cfg)
+
+
+class _Dinov3Vit(nn.Module):
+    """DINOv3's ViT with a classifier: a patch convolution, a class token and two register
+    tokens, no position embedding (2-D rotary positions on the patch tokens' queries and keys,
+    without the training-time jitter of their coordinates), pre-norm LayerNorm blocks with
+    LayerScale on both branches and a GELU MLP; a Linear on the final-norm class token."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import DINOv3ViTConfig, DINOv3ViTModel
+
+        _hf_quiet()
+        cfg = DINOv3ViTConfig(
+            patch_size=2, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, image_size=IMAGE, num_register_tokens=2,
+            pos_embed_shift=None, pos_embed_jitter=None, pos_embed_rescale=None,
+            layerscale_value=0.1,
+        )  # fmt: skip
+        self.backbone = DINOv3ViTModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).pooler_output)
+
+
+class _Speech2Text(nn.Module):
+    """Speech2Text's encoder with a classifier: log-mel frames through a subsampler of two
+    strided conv1d (stride 2 each, each doubling its channels for a GLU), embeddings scaled
+    by sqrt(d_model) plus fixed sinusoidal positions, pre-norm transformer layers (ReLU MLP)
+    and a final LayerNorm; mean pooling over the frames and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Speech2TextConfig, Speech2TextModel
+
+        _hf_quiet()
+        cfg = Speech2TextConfig(
+            vocab_size=16, d_model=32, encoder_layers=2, decoder_layers=1, encoder_ffn_dim=64,
+            decoder_ffn_dim=64, encoder_attention_heads=4, decoder_attention_heads=4,
+            conv_channels=32, input_feat_per_channel=MELS, conv_kernel_sizes=[5, 5],
+            dropout=0.0, max_source_positions=FRAMES, max_target_positions=8,
+        )  # fmt: skip
+        self.encoder = Speech2TextModel(cfg).get_encoder()
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(frames).last_hidden_state.mean(1))
+
+
+class _SuperPoint(nn.Module):
+    """SuperPoint, a keypoint detector and descriptor (a convnet, no norm, no attention),
+    with a classifier: a VGG-style encoder over the grayscale image (the mean of its three
+    channels; per stage two 3x3 convolutions with ReLU, max pooling after the first three),
+    then its two heads on the 1/8 grid: the interest-point head (a 3x3 and a 1x1 convolution
+    scoring 64 pixel positions and a no-keypoint bin, softmaxed) and the descriptor head (a
+    3x3 and a 1x1 convolution, L2-normalized per cell). Its keypoint extraction (threshold,
+    NMS, top-k) is not differentiable and goes unused: a Linear reads the mean keypoint
+    distribution and the mean descriptor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import SuperPointConfig, SuperPointForKeypointDetection
+
+        _hf_quiet()
+        cfg = SuperPointConfig(
+            encoder_hidden_sizes=[16, 16, 32, 32], decoder_hidden_size=64,
+            descriptor_decoder_dim=32,
+        )  # fmt: skip
+        self.net = SuperPointForKeypointDetection(cfg)
+        # torch's default initialization for its convolutions: with transformers' (normal, std
+        # 0.02) the signal fades through its eight unnormalized convolutions and it learns
+        # nothing in 120 steps.
+        for module in self.net.modules():
+            if isinstance(module, nn.Conv2d):
+                module.reset_parameters()
+        self.head = nn.Linear(65 + 32, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        net, relu = self.net, nn.functional.relu
+        hidden = net.encoder(images.mean(1, keepdim=True)).last_hidden_state
+        points = net.keypoint_decoder
+        scores = points.conv_score_b(relu(points.conv_score_a(hidden))).softmax(1)
+        desc = net.descriptor_decoder
+        described = desc.conv_descriptor_b(relu(desc.conv_descriptor_a(hidden)))
+        described = nn.functional.normalize(described, dim=1)
+        return self.head(torch.cat([scores.mean((2, 3)), described.mean((2, 3))], 1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -3243,5 +3365,42 @@ ARCHS: dict[str, Arch] = {
              {"conv": "vocoder.resblocks.1.convs1.0",
               "conv-late": "vocoder.resblocks.2.convs1.0",
               "stem": "vocoder.conv_pre"}),
+        # Rotation 25's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (HRM-Text, whose two one-block stacks
+        # are its layers, the low-level one run first: the low-level block's q_proj, struck at
+        # every cycle it runs, as ALBERT's shared layer; BigBird: its query, as BERT's; DINOv3:
+        # q_proj, as DINOv2's; Speech2Text: the encoder's q_proj, as Whisper's), layer 1's first
+        # MLP projection (HRM-Text, SwiGLU: the high-level block's up_proj, as Gemma's; BigBird:
+        # intermediate.dense, as BERT's; DINOv3: up_proj, as DINOv2's; Speech2Text: fc1, as
+        # Whisper's), the token (patch) embedding the model calls (HRM-Text, BigBird: the word
+        # embeddings; DINOv3: the patch convolution, as DINOv2's; Speech2Text, which reads
+        # log-mel frames: the subsampler's second convolution, the one that makes the tokens, as
+        # Whisper's conv2), layer 1's pre-MLP norm (HRM-Text: the high-level block's
+        # post_attention_layernorm, as Mixtral's; BigBird, post-norm: the norm between attention
+        # and MLP, as ELECTRA's; DINOv3, pre-norm: norm2, as DINOv2's; Speech2Text, pre-norm:
+        # final_layer_norm, as Whisper's); for SuperPoint (a convnet, no attention), whose
+        # stages are its four conv blocks, each one block of two convolutions: the stem's
+        # convolution (block 0's conv_a), the second block's first convolution (block 1's
+        # conv_a), the first convolution of the first block of the next stage (block 2's
+        # conv_a), and no norm: SuperPoint has no normalization layer, as HiFi-GAN. No BatchNorm
+        # in any of the five.
+        Arch("hrmtext", _hrm_text, _tokens, _causal_loss,
+             {"attention": "model.L_module.layers.0.self_attn.q_proj",
+              "mlp": "model.H_module.layers.0.mlp.up_proj",
+              "embedding": "model.embed_tokens",
+              "norm": "model.H_module.layers.0.post_attention_layernorm"}),
+        Arch("bigbird", _big_bird, _tokens, _masked_loss,
+             _lm_sites("bert.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "bert.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("dinov3", _Dinov3Vit, _images, _class_loss,
+             _lm_sites("backbone.model.layer", "attention.q_proj", "mlp.up_proj",
+                       "backbone.embeddings.patch_embeddings", "norm2")),
+        Arch("speech2text", _Speech2Text, _mel_frames, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "fc1", "encoder.conv.conv_layers.1",
+                       "final_layer_norm")),
+        Arch("superpoint", _SuperPoint, _images, _class_loss,
+             {"conv": "net.encoder.conv_blocks.1.conv_a",
+              "conv-late": "net.encoder.conv_blocks.2.conv_a",
+              "stem": "net.encoder.conv_blocks.0.conv_a"}),
     )
 }  # fmt: skip
