@@ -21,7 +21,7 @@ from .train import Nondeterminism, Recipe, RunSpec, train
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 25 (2026-12-07): the one hundred and sixteen architectures of rotations 1 to 24 are all
 # tuning now (rotation 24 held out Doge, Nemotron-H, AIMv2, Mimi and HiFi-GAN); five new ones
-# (HRM-Text, BigBird, DINOv3, Speech2Text, SuperPoint), to be judged once by the rule frozen for
+# (HRM-Text, BigBird, DINOv3, Speech2Text, SuperPoint), judged once by the rule frozen for
 # rotation 24 (ad1d3cf1), unchanged, are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",

@@ -1,14 +1,15 @@
-"""A held-out architecture end to end through the CLI (issue 9): Doge (a decoder LM with
-dynamic mask attention: a projection of the values biases each key per head and only the best
-half of the keys stay unmasked; QK RMSNorm, RoPE, grouped-query attention, a SwiGLU MLP),
-trained on the CPU by bench/trainings exactly as in the corpus (rotation 24 holds `doge` out
-of threshold tuning; its runs are measured in docs/measurements/drift-rotation24/). Judged by
-`denpex drift --json` as a real subprocess. Its one measurement (heldout-doge.txt, rule
-ad1d3cf) flagged none of its nine healthy reruns, with or without a noise reference; the two
-used here are a one-thread rerun split in four micro-batches and a two-thread rerun whose four
-micro-batches are shuffled. A permanent 1e-2 compute fault on the MLP is drift from the first
-checkpoint after its onset, and a bit flip in the attention's query weight a sudden jump
-there. Rotation 23 trained its held-out ViTDet here, rotation 22 PVT, rotation 21 GPT-OSS,
+"""A held-out architecture end to end through the CLI (issue 9): HRM-Text (a hierarchical LM
+that reuses a low-level and a high-level one-block stack in nested cycles, gradients through
+the last cycles only), trained on the CPU by bench/trainings exactly as in the corpus
+(rotation 25 holds `hrmtext` out of threshold tuning; its runs are measured in
+docs/measurements/drift-rotation25/). Judged by `denpex drift --json` as a real subprocess.
+Its one measurement (heldout-hrmtext.txt, rule ad1d3cf) flagged none of its nine healthy
+reruns, with or without a noise reference (rotation 25 as a whole flagged 6 and 7 of 45:
+Speech2Text's and SuperPoint's, docs/drift-statistics.md); the two used here are a one-thread
+rerun split in four micro-batches and a two-thread rerun whose four micro-batches are
+shuffled. A permanent 1e-2 compute fault on the MLP is drift from the first checkpoint after
+its onset, and a bit flip in the attention's query weight a sudden jump there. Rotation 24
+trained its held-out Doge here, rotation 23 ViTDet, rotation 22 PVT, rotation 21 GPT-OSS,
 rotation 20 Falcon-H1, rotation 19 Zamba2, rotation 18 xLSTM, rotation 17 Cohere, rotation 16
 Qwen3-Next, rotation 15 LFM2, rotation 14 DiffLlama, rotation 13 Persimmon, rotation 12 OLMo
 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the gated conv LM, rotation 8 FNet,
@@ -31,11 +32,11 @@ from trainings.corpus import HELD_OUT, ONSET, family
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS, train
 
-ARCH = "doge"
+ARCH = "hrmtext"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 MLP = ARCHS[ARCH].sites["mlp"]
 FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch doge --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch hrmtext --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
