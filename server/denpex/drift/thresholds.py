@@ -78,4 +78,7 @@ WHOLESALE_RISE = 30.0
 # ... with half of the tensors apart before rising 30x each (Parakeet's healthy channels-last
 # rerun lifted 89% of them so while its whole distance stayed put) ...
 WHOLESALE_SHARE = 0.5
-WHOLESALE_HOLD = 0.5  # ... and the whole distance stays above half of its leap afterwards
+WHOLESALE_HOLD = 0.5  # ... and the whole distance stays above half of its leap afterwards,
+# ... after an interval that rose less than 20x (as JUMP_PRIOR_RISE for a jump): SuperPoint's
+# healthy rerun leapt 83x after 193x (rotation 25); faults found by the lever: 1.1-5.7x before.
+WHOLESALE_PRIOR_RISE = 20.0

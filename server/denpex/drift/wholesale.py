@@ -9,7 +9,10 @@ with it (a doubled channel: 18x to 85,000x). Both must hold: a chaotic rerun can
 *tensors* thirtyfold in one interval while the whole distance stays put (Parakeet's
 channels-last rerun, step 48), and one tensor's leap is a local event the other levers judge.
 Without a noise run this is the only lever that sees a fault spread over the model in a run
-already apart by round-off.
+already apart by round-off. A leap that continues a divergence already rising fast is chaos:
+a healthy SuperPoint rerun (rotation 25, flagged by this lever before) leapt 83x after an
+interval of 193x; the interval before a fault's leap had risen 1.1-5.7x on every run on disk
+this lever finds, but one (a GPT-OSS norm fault whose own first interval had risen 52x).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from denpex.drift.thresholds import (
     CALIBRATION,
     MIN_MISMATCHED,
     WHOLESALE_HOLD,
+    WHOLESALE_PRIOR_RISE,
     WHOLESALE_RISE,
     WHOLESALE_SHARE,
 )
@@ -37,6 +41,8 @@ def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
     for i in range(max(1, CALIBRATION), len(series)):
         if not (0 < l2[i - 1] <= l2[i] < math.inf) or l2[i] < WHOLESALE_RISE * l2[i - 1]:
             continue  # (a value turned NaN/Inf is the jump's to report)
+        if i >= 2 and l2[i - 1] >= WHOLESALE_PRIOR_RISE * l2[i - 2]:
+            continue  # a divergence already under way, not a leap from round-off
         if _share_risen(tracks, i) < WHOLESALE_SHARE:
             continue
         if any(later < WHOLESALE_HOLD * l2[i] for later in l2[i + 1 :]):
