@@ -168,9 +168,8 @@ def test_a_channel_arriving_only_in_the_run_is_a_fault_with_a_noise_run() -> Non
 
 def _tst_query(index: list[int], share: list[float], l2: list[float]) -> list[list[TensorDiff]]:
     """A 32x32 query weight as measured: its top row and that row's share, and its L2."""
-    return [[TensorDiff(name="decoder.layers.0.self_attn.q_proj.weight", numel=1024,
-                        diff_sq=d * d, ref_sq=1.0, max_abs=d / 8, mismatched=900, rows=32,
-                        cols=32, top_row=r, top_row_share=sh, top_col=1, top_col_share=0.1)]
+    return [[matrix("decoder.layers.0.self_attn.q_proj.weight", d * d, n=32, row=(r, sh),
+                    col=(1, 0.1), max_abs=d / 8, ref_sq=1.0)]
             for r, sh, d in zip(index, share, l2, strict=True)]  # fmt: skip
 
 

@@ -6,7 +6,7 @@ its ten checkpoints."""
 from __future__ import annotations
 
 from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.verdict import Assessment, assess
+from denpex.drift.verdict import assess
 from drift.verdict_shapes import STEPS, N, matrix
 
 REF_SQ = N * N * 4e-4  # matrix()'s reference norm, squared
@@ -30,12 +30,8 @@ def _run(rel: list[float], tensors: int = 4) -> list[StepDiff]:
     ]
 
 
-def _judge(series: list[StepDiff]) -> Assessment:
-    return assess(series)
-
-
 def test_a_run_apart_by_round_off_that_leaps_wholesale_is_a_fault_without_a_noise_run() -> None:
-    verdict = _judge(_run(DOUBLED))
+    verdict = assess(_run(DOUBLED))
     assert verdict.verdict == "gradual_drift", verdict.notes
     assert verdict.onset_step == 60
     assert verdict.trend["levers"] == ["wholesale_departure"]
@@ -43,7 +39,7 @@ def test_a_run_apart_by_round_off_that_leaps_wholesale_is_a_fault_without_a_nois
 
 
 def test_the_steepest_healthy_rise_measured_is_not_a_leap() -> None:
-    verdict = _judge(_run(GEMMA3N))
+    verdict = assess(_run(GEMMA3N))
     assert not verdict.flagged, verdict.notes
 
 
@@ -56,7 +52,7 @@ def test_most_tensors_leaping_while_the_whole_distance_stays_is_chaos_not_a_faul
             matrix(f"small.{k}.weight", small) for k in range(3)
         ]
 
-    verdict = _judge([StepDiff(step=s, tensors=step(i)) for i, s in enumerate(STEPS)])
+    verdict = assess([StepDiff(step=s, tensors=step(i)) for i, s in enumerate(STEPS)])
     assert not verdict.flagged, verdict.notes
 
 
@@ -66,18 +62,18 @@ def test_a_leap_continuing_a_fast_divergence_is_chaos_not_a_fault() -> None:
     # 48, after 193x from 24 to 36. Before a fault's leap the interval rose 1.1-5.7x.
     superpoint = [6.65e-7, 8.54e-7, 1.58e-4, 1.23e-2, 2.39e-2, 3.79e-2, 5.15e-2, 5.69e-2,
                   5.95e-2, 6.21e-2]  # fmt: skip
-    verdict = _judge(_run(superpoint))
+    verdict = assess(_run(superpoint))
     assert not verdict.flagged, verdict.notes
 
 
 def test_a_leap_that_falls_back_is_not_a_wholesale_departure() -> None:
     fallen = DOUBLED[:5] + [1e-4] * 5  # below half of the leap at every later checkpoint
-    verdict = _judge(_run(fallen))
+    verdict = assess(_run(fallen))
     assert "wholesale_departure" not in verdict.trend.get("levers", []), verdict.notes
 
 
 def test_a_leap_inside_the_calibration_window_is_not_judged_by_this_lever() -> None:
     # Healthy ViTDet reruns rose 41x from step 12 to 24: round-off spreading from its first ulps.
     early = [3.7e-7, 1.5e-5, 1.6e-5, 1.7e-5, 1.8e-5, 1.9e-5, 2.0e-5, 2.1e-5, 2.2e-5, 2.3e-5]
-    verdict = _judge(_run(early))
+    verdict = assess(_run(early))
     assert not verdict.flagged, verdict.notes

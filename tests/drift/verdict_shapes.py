@@ -20,17 +20,19 @@ def matrix(
     col: tuple[int, float] = (0, 2 / N),
     max_abs: float | None = None,
     ref_sq: float = N * N * 4e-4,
+    n: int = N,
 ) -> TensorDiff:
-    """A 64x64 weight whose difference puts ``share`` of itself in row/col ``index``."""
+    """An n x n weight (64 unless told) whose difference puts ``share`` of itself in row/col
+    ``index``."""
     return TensorDiff(
         name=name,
-        numel=N * N,
+        numel=n * n,
         diff_sq=diff_sq,
         ref_sq=ref_sq,
-        max_abs=math.sqrt(diff_sq / N) if max_abs is None else max_abs,
-        mismatched=N * N if diff_sq else 0,
-        rows=N,
-        cols=N,
+        max_abs=math.sqrt(diff_sq / n) if max_abs is None else max_abs,
+        mismatched=n * n if diff_sq else 0,
+        rows=n,
+        cols=n,
         top_row=row[0],
         top_row_share=row[1] if diff_sq else 0.0,
         top_col=col[0],

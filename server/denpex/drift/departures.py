@@ -256,9 +256,7 @@ def _crept_in(
 
 def _beyond(t: TensorDiff | None, noise: TensorDiff | None) -> bool:
     """The tensor stands ``ENVELOPE`` times further from the reference than the noise run."""
-    if t is None or noise is None or noise.diff_sq <= 0:
-        return False
-    return t.diff_sq >= ENVELOPE**2 * noise.diff_sq
+    return t is not None and noise is not None and 0 < ENVELOPE**2 * noise.diff_sq <= t.diff_sq
 
 
 def _in_place_from_start(track: list[TensorDiff | None], axis: str, start: int) -> bool:
@@ -356,11 +354,12 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
             continue
         at = pairs[start]
         lead, axis = at[0][0], at[0][1].axis
-        if _settling(start, axis, noise.get(lead) if noise is not None else None):
+        nlead = noise.get(lead) if noise is not None else None
+        if _settling(start, axis, nlead):
             out.append(_held(lead, steps, tracks[lead], axis))
             continue
         shares = [_share(t, axis) for t in tracks[lead]]
-        if _crept_in(tracks[lead], shares, axis, start, noise.get(lead) if noise else None):
+        if _crept_in(tracks[lead], shares, axis, start, nlead):
             continue
         excess = [
             math.sqrt(math.fsum(m.excess**2 for _, m in p)) if len(p) == 2 else 0.0 for p in pairs

@@ -43,14 +43,15 @@ def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
             continue  # (a value turned NaN/Inf is the jump's to report)
         if i >= 2 and l2[i - 1] >= WHOLESALE_PRIOR_RISE * l2[i - 2]:
             continue  # a divergence already under way, not a leap from round-off
-        if _share_risen(tracks, i) < WHOLESALE_SHARE:
+        rises = _rises(tracks, i)
+        if not rises or sum(r >= WHOLESALE_RISE for _, r in rises) < WHOLESALE_SHARE * len(rises):
             continue
         if any(later < WHOLESALE_HOLD * l2[i] for later in l2[i + 1 :]):
             continue
         # A leap of the whole model does not locate its cause: the tensor that rose most is
         # named as the one to look at first (PEGASUS-X's doubled query channel: its layer's
         # key weight; its doubled fc1 channel: a norm bias of the layer before).
-        name, rise = max(_rises(tracks, i), key=lambda nr: nr[1])
+        name, rise = max(rises, key=lambda nr: nr[1])
         detail: dict[str, Any] = {
             "rise": round(l2[i] / l2[i - 1], 1),
             "tensor_rise": round(rise, 1),
@@ -78,8 +79,3 @@ def _rises(tracks: Tracks, i: int) -> list[tuple[str, float]]:
         if math.isfinite(now.diff_sq) and math.isfinite(before.diff_sq):
             out.append((name, math.sqrt(now.diff_sq / before.diff_sq)))
     return out
-
-
-def _share_risen(tracks: Tracks, i: int) -> float:
-    rises = _rises(tracks, i)
-    return sum(r >= WHOLESALE_RISE for _, r in rises) / len(rises) if rises else 0.0
