@@ -21,26 +21,26 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-06 over parts A-AJ (parts D to
-# AJ labelled blind by the written protocol before any run; tests/corpus/README.md,
-# "Labelling protocol"; docs/diagnosis.md, "Measured on real logs"): class 1763/2078 =
-# 0.8484, rank recall 156/182 = 0.8571, rank precision 156/160 = 0.975, collateral recall
-# 0.8347, three collateral ranks named as initiating, nine healthy false alarms in 295
-# (never examined; the pieces' first scorings found eleven: two in part N8's test half, one
-# in P8's, one in Q4's, three in R3's, one in T4's, one in AA5's, one in AC2's, one in AD4's;
-# with the rules learnt from dev halves since, nine remain). The thread-only test logs are
-# outside these. Each of parts J to AJ's test halves was scored once, before any rule looked
-# at it (docs/measurements/corpus-partJ/ to -partAJ/): part T's nine pieces gave 126/158 on
-# class, part U's three 50/68, part V's five 61/75, part W's seven 72/91, part X's four
-# 44/48, part Y's six 51/73, part Z's four 56/74, part AA's five 49/68, part AB's four 41/54,
-# part AC's two 13/32, part AD's four 34/41, part AF's three 11/14, part AG's two 13/13,
-# part AH's two 20/27, part AI's two 14/24, part AJ's one 10/11 (part AE: healthy logs only,
-# 0 of 13 test ones raised an alarm; AF's, AG's, AH's and AJ's test halves 0 of 14). Parts Y
-# to AC lowered the aggregates (A-X alone is unchanged at 1409/1647 and 138/161). The rules
-# their dev halves taught moved AA's test half nowhere (49/68), AB's to 43/54 and AC's to
-# 14/32, and fixed twenty-four older test logs (eight of them with part AD's rules, which
-# moved AD's own test half to 35/41; two with AG's; three with AH's); AI's moved AI's own
-# test half to 17/24. The floors follow the corpus.
+# Test-split floors, set from the figures measured on 2026-12-07 over parts A-AK (parts D to AK
+# labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 1769/2084 = 0.8488 (floor left at
+# 0.8484), rank recall 156/182 = 0.8571, rank precision 156/160 = 0.975, collateral recall 0.8347,
+# three collateral ranks named as initiating, ten healthy false alarms in 299 (never examined; the
+# pieces' first scorings found twelve: two in part N8's test half, one in P8's, one in Q4's, three
+# in R3's, one in T4's, one in AA5's, one in AC2's, one in AD4's, one in AK1's; with the rules
+# learnt from dev halves since, ten remain). The thread-only test logs are outside these. Each of
+# parts J to AK's test halves was scored once, before any rule looked at it
+# (docs/measurements/corpus-partJ/ to -partAK/): part T's nine pieces gave 126/158 on class, part
+# U's three 50/68, part V's five 61/75, part W's seven 72/91, part X's four 44/48, part Y's six
+# 51/73, part Z's four 56/74, part AA's five 49/68, part AB's four 41/54, part AC's two 13/32, part
+# AD's four 34/41, part AF's three 11/14, part AG's two 13/13, part AH's two 20/27, part AI's two
+# 14/24, part AJ's one 10/11, part AK's one 6/6 (part AE: healthy logs only, 0 of 13 test ones
+# raised an alarm; AF's, AG's, AH's and AJ's test halves 0 of 14, AK's 1 of 4). Parts Y to AC
+# lowered the aggregates (A-X alone is unchanged at 1409/1647 and 138/161). The rules their dev
+# halves taught moved AA's test half nowhere (49/68), AB's to 43/54 and AC's to 14/32, and fixed
+# twenty-four older test logs (eight of them with part AD's rules, which moved AD's own test half
+# to 35/41; two with AG's; three with AH's); AI's moved AI's own test half to 17/24. The floors
+# follow the corpus.
 FLOORS = {
     "class_accuracy": 0.8484,
     "rank_recall": 0.8571,
@@ -49,7 +49,7 @@ FLOORS = {
 }
 CEILINGS = {
     "collateral_as_initiating": 3,
-    "healthy_false_alarms": 9,
+    "healthy_false_alarms": 10,
 }
 
 

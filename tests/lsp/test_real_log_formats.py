@@ -60,6 +60,7 @@ CASES = [
     Case("b062", "nan-inf-loss"),  # loss_net: nan
     Case("p122", None),  # healthy: mmdet's loss: inf over a window, then loss: 1.1786
     Case("b065", "nan-inf-loss"),  # [Loss] nan
+    Case("ak024", "nan-inf-loss"),  # [Losses: x nan, ..., total nan], four batches
     Case("b109", "nan-inf-loss"),  # Loss is Infinity.
     Case("b126", None),  # healthy: grad_norm 2.0382 (inf) is a running average
     Case("a077", "loss-scale-overflow", 0, "high"),  # DeepSpeed: reducing to 1
