@@ -620,6 +620,11 @@ LIBRARY_SAMPLES = [
     "rendezvous-failure.libuv_unavailable",
     "rendezvous-failure.orte_daemons_not_started",
     "process-killed-signal.shell_bare_crash",
+    # second pass: Lightning, Megatron, Ray, JAX, torchft, Slurm, TPU, Gaudi, ROCm, Paddle, Kubeflow
+    "nan-inf-loss.lightning_loss_nonfinite",
+    "loss-spike.lightning_divergence_threshold",
+    "sdc-transient-corruption.megatron_rerun_transient",
+    "sdc-gradual-parameter-drift.megatron_rerun_persistent",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
