@@ -625,6 +625,11 @@ LIBRARY_SAMPLES = [
     "loss-spike.lightning_divergence_threshold",
     "sdc-transient-corruption.megatron_rerun_transient",
     "sdc-gradual-parameter-drift.megatron_rerun_persistent",
+    "process-killed-signal.ray_node_marked_dead",
+    "process-killed-signal.jax_peer_task_unhealthy",
+    "rendezvous-failure.torchft_lighthouse_quorum_failed",
+    "slurm-job-terminated.stepd_not_ending_with_signals",
+    "rank-exception.kubeflow_replicas_failed",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
@@ -694,6 +699,23 @@ LIBRARY_LINES = [
     ),
     # c10d's backend lookup (PyTorch >= 2.0) for a CPU tensor on an NCCL-only group
     ("RuntimeError: No backend type associated with device type cpu", "dtype-device-mismatch"),
+    # ray/exceptions.py: a task's worker, or its node's raylet, died under it
+    (
+        "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this"
+        " task. Check python-core-worker-*.log files for more information.",
+        "process-killed-signal",
+    ),
+    (
+        "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for"
+        " more information.",
+        "process-killed-signal",
+    ),
+    # kubeflow/training-operator, as kubectl describe shows the event
+    (
+        "  Warning  PyTorchJobRestarting     7m59s                  pytorchjob-controller "
+        " PyTorchJob pt-job-1 is restarting because 1 Master replica(s) failed.",
+        "rank-exception",
+    ),
     # torch/utils/data/dataloader.py, one worker
     (
         "RuntimeError: DataLoader worker (pid 109) exited unexpectedly with exit code 1. Details"
