@@ -629,6 +629,12 @@ LIBRARY_SAMPLES = [
     "process-killed-signal.jax_peer_task_unhealthy",
     "rendezvous-failure.torchft_lighthouse_quorum_failed",
     "slurm-job-terminated.stepd_not_ending_with_signals",
+    "cuda-environment-mismatch.tpu_in_use",
+    "cuda-environment-mismatch.habana_device_acquire_failed",
+    "cuda-environment-mismatch.hip_no_binary_for_gpu",
+    "cuda-environment-mismatch.rocblas_tensile_library_missing",
+    "cuda-illegal-memory-access.hsa_queue_aborted",
+    "host-oom.paddle_host_alloc_failed",
     "rank-exception.kubeflow_replicas_failed",
 ]
 # ... and other wordings of signals that an older sample already covers.
@@ -699,6 +705,21 @@ LIBRARY_LINES = [
     ),
     # c10d's backend lookup (PyTorch >= 2.0) for a CPU tensor on an NCCL-only group
     ("RuntimeError: No backend type associated with device type cpu", "dtype-device-mismatch"),
+    # ROCm builds of PyTorch: c10's device check, hipified
+    ("RuntimeError: HIP error: out of memory", "cuda-oom"),
+    # CANN 8 prints the process and time after the error code (HCCL's notify wait)
+    (
+        "EI0002: [PID: 2133] 2024-05-01-12:00:10.123.456 The wait execution of the Notify register"
+        " times out. Reason: The Notify register has not received the Notify record from remote"
+        " rank [3].",
+        "nccl-timeout",
+    ),
+    # HCCL's socket wait while the link is built (MindSpore's first collective)
+    (
+        "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect"
+        " request. some NPUs in the cluster are abnormal.",
+        "nccl-timeout",
+    ),
     # ray/exceptions.py: a task's worker, or its node's raylet, died under it
     (
         "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this"
