@@ -780,6 +780,43 @@ async def test_library_error_messages_through_cli_and_server(tmp_path: Path) -> 
         await stop(s)
 
 
+# Warnings of the same libraries that read like failures but that a run survives: none may
+# give a finding.
+LIBRARY_BENIGN = [
+    # Megatron-LM training/checkpointing.py, a fresh run
+    "WARNING: could not find the metadata file checkpoints/gpt/latest_checkpointed_iteration.txt",
+    "    will not load any checkpoints and will start from random",
+    # Lightning callbacks/timer.py and callbacks/early_stopping.py: stops the user asked for
+    "Time limit reached. Elapsed time is 3:59:00. Signaling Trainer to stop.",
+    "Monitored metric val_loss did not improve in the last 3 records. Best score: 0.412."
+    " Signaling Trainer to stop.",
+    # transformers trainer.py, a rerun into the same output directory
+    "Checkpoint destination directory output/checkpoint-500 already exists and is non-empty."
+    " Saving will proceed but saved results may be invalid.",
+    # Ray's driver on a node that started many workers
+    "(raylet) WARNING: 8 PYTHON worker processes have been started on node: 3ffdd02cd1be6b69 with"
+    " address: 10.0.0.5. This could be a result of using a large number of actors, or due to"
+    " tasks blocked in ray.get() calls (see https://github.com/ray-project/ray/issues/3644 for"
+    " some discussion of workarounds).",
+    # TensorFlow's BFC allocator retrying an allocation it could serve later
+    "2024-05-01 12:00:10.123456: W tensorflow/core/common_runtime/bfc_allocator.cc:290] Allocator"
+    " (GPU_0_bfc) ran out of memory trying to allocate 2.20GiB with freed_by_count=0. The caller"
+    " indicates that this is not a failure, but this may mean that there could be performance"
+    " gains if more memory were available.",
+    # XLA's GPU plugin registering cuDNN twice (TensorFlow and JAX in one process)
+    "E0000 00:00:1714564810.123456    2133 cuda_dnn.cc:8310] Unable to register cuDNN factory:"
+    " Attempting to register factory for plugin cuDNN when one has already been registered",
+    # Slurm's cgroup plugin: the step touched its limit once (swapped or reclaimed), not killed
+    "slurmstepd: error: Exceeded step memory limit at some point.",
+]
+
+
+def test_library_warnings_a_run_survives_give_no_finding(tmp_path: Path) -> None:
+    path = tmp_path / "benign.log"
+    path.write_text(_PREAMBLE + "\n".join(LIBRARY_BENIGN) + "\n", encoding="utf-8")
+    assert _cli(path)["findings"] == []
+
+
 # Prefixes that launchers and log shippers put before the rank marker. Adding one to every
 # line of a real log must not change the answer (before the rank markers were read behind
 # them, these lines lost their ranks).
