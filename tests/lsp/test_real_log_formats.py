@@ -636,6 +636,7 @@ LIBRARY_SAMPLES = [
     "cuda-illegal-memory-access.hsa_queue_aborted",
     "host-oom.paddle_host_alloc_failed",
     "rank-exception.kubeflow_replicas_failed",
+    "slurm-job-terminated.nemo_preemption_detected",
 ]
 # ... and other wordings of signals that an older sample already covers.
 LIBRARY_LINES = [
