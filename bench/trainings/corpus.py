@@ -19,10 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 25 (2026-12-07): the one hundred and sixteen architectures of rotations 1 to 24 are all
-# tuning now (rotation 24 held out Doge, Nemotron-H, AIMv2, Mimi and HiFi-GAN); five new ones
-# (HRM-Text, BigBird, DINOv3, Speech2Text, SuperPoint), judged once by the rule frozen for
-# rotation 24 (ad1d3cf1), unchanged, are held out.
+# Rotation 26 (2026-12-07): the one hundred and twenty-one architectures of rotations 1 to 25 are
+# all tuning now (rotation 25 held out HRM-Text, BigBird, DINOv3, Speech2Text and SuperPoint);
+# five new ones (CTRL, Granite-hybrid, SigLIP, Moonshine, ViTPose), to be judged once by the rule
+# frozen for rotation 26 (e3575311; lever 7 gained a prior-rise condition after rotation 25),
+# unchanged, are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -38,8 +39,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "univnet", "longt5", "falconh1", "pplcnetv3", "parakeet", "decision", "gemma3n",
           "gptoss", "swinv2", "sewd", "encodec", "jetmoe", "pegasusx", "pvt", "data2vec",
           "dac", "mamba2", "nllbmoe", "vitdet", "ast", "tst", "doge", "nemotronh", "aimv2",
-          "mimi", "hifigan")  # fmt: skip
-HELD_OUT = ("hrmtext", "bigbird", "dinov3", "speech2text", "superpoint")
+          "mimi", "hifigan", "hrmtext", "bigbird", "dinov3", "speech2text",
+          "superpoint")  # fmt: skip
+HELD_OUT = ("ctrl", "granitehybrid", "siglip", "moonshine", "vitpose")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -213,6 +215,11 @@ _RECIPES = {
     "dinov3": (Recipe(weight_decay=0.05, clip=None, warmup=5), "deepspeed"),
     "speech2text": (Recipe(lr=1e-3, warmup=20), "dcp"),
     "superpoint": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5, warmup=5), "pt"),
+    "ctrl": (Recipe(lr=2e-3, clip=0.5, warmup=10), "dcp"),
+    "granitehybrid": (Recipe(lr=1e-3, weight_decay=0.05, warmup=20), "deepspeed"),
+    "siglip": (Recipe(lr=3e-3, weight_decay=0.01, clip=None, warmup=5), "hf"),
+    "moonshine": (Recipe(lr=2e-3, warmup=10), "safetensors"),
+    "vitpose": (Recipe(weight_decay=0.01, clip=0.5, warmup=20), "pt"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -2189,6 +2189,112 @@ class _SuperPoint(nn.Module):
         return self.head(torch.cat([scores.mean((2, 3)), described.mean((2, 3))], 1))
 
 
+def _ctrl() -> nn.Module:
+    from transformers import CTRLConfig, CTRLLMHeadModel
+
+    _hf_quiet()
+    # CTRL, a causal LM with fixed sinusoidal positions added to the sqrt(d)-scaled token
+    # embeddings, pre-norm layers with separate query, key and value projections (Wq, Wk,
+    # Wv) and a ReLU MLP (ffn.0 and ffn.2); its control codes are ordinary tokens.
+    cfg = CTRLConfig(
+        vocab_size=VOCAB, n_positions=SEQ, n_embd=64, dff=128, n_layer=2, n_head=4,
+        resid_pdrop=0.0, embd_pdrop=0.0, use_cache=False,
+    )  # fmt: skip
+    return CTRLLMHeadModel(cfg)
+
+
+def _granite_hybrid() -> nn.Module:
+    from transformers import GraniteMoeHybridConfig, GraniteMoeHybridForCausalLM
+
+    _hf_quiet()
+    # Granite 4's hybrid LM: a Mamba-2 layer (its state-space mixer in place of attention),
+    # then a GQA attention layer without positions (no RoPE); every layer's MLP is a
+    # top-2-of-4 sparse mixture of experts beside a shared SwiGLU MLP, with RMS norms and
+    # Granite's residual, embedding and logit multipliers left at 1.
+    cfg = GraniteMoeHybridConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, shared_intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, num_local_experts=4,
+        num_experts_per_tok=2, layer_types=["mamba", "attention"], mamba_n_heads=4,
+        mamba_d_head=32, mamba_d_state=16, mamba_n_groups=1, mamba_chunk_size=SEQ,
+        max_position_embeddings=SEQ, use_cache=False, tie_word_embeddings=False,
+    )  # fmt: skip
+    return GraniteMoeHybridForCausalLM(cfg)
+
+
+class _Siglip(nn.Module):
+    """SigLIP's vision tower with a classifier: a patch convolution plus learned absolute
+    positions, no class token, pre-norm LayerNorm blocks (tanh-GELU MLP), a final LayerNorm
+    and its multihead attention pooling head (one learned probe attending to every patch
+    token, then a LayerNorm'd MLP); a Linear on the pooled probe."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import SiglipVisionConfig, SiglipVisionModel
+
+        _hf_quiet()
+        cfg = SiglipVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=2,
+        )  # fmt: skip
+        self.backbone = SiglipVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).pooler_output)
+
+
+class _Moonshine(nn.Module):
+    """Moonshine's speech encoder with a classifier: the raw waveform through its stem of
+    three convolutions (kernel 127 stride 64 without bias, then tanh and a one-group
+    GroupNorm; kernel 7 stride 3, GELU; kernel 3 stride 2, GELU), then pre-norm transformer
+    layers with partial rotary positions and a GELU MLP, and a final LayerNorm; mean pooling
+    over the frames and a Linear. Its stem strides 384 samples a frame: the 320 samples of
+    _waves are resampled (linearly) to ten times their rate, 3200 samples, 7 frames."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import MoonshineConfig, MoonshineModel
+
+        _hf_quiet()
+        cfg = MoonshineConfig(
+            vocab_size=16, hidden_size=32, intermediate_size=64, encoder_num_hidden_layers=2,
+            decoder_num_hidden_layers=1, encoder_num_attention_heads=4,
+            decoder_num_attention_heads=4, max_position_embeddings=64,
+        )  # fmt: skip
+        self.encoder = MoonshineModel(cfg).get_encoder()
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        waves = nn.functional.interpolate(waves[:, None], scale_factor=10, mode="linear")[:, 0]
+        return self.head(self.encoder(waves).last_hidden_state.mean(1))
+
+
+class _VitPose(nn.Module):
+    """ViTPose, a keypoint (pose) estimator, with a classifier: its plain ViT backbone (a
+    patch convolution with padding 2, learned positions, post-attention LayerNorm blocks)
+    and its simple heatmap decoder (ReLU, bilinear upsampling by 4, a 3x3 convolution to 17
+    keypoint heatmaps); a Linear on the mean of each heatmap. Its patch convolution pads by
+    2 pixels, which keeps the patch grid only for patches wider than 4: the images are
+    upsampled (nearest) to 32x32 and cut into 8x8 patches, 16 of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import VitPoseBackboneConfig, VitPoseConfig, VitPoseForPoseEstimation
+
+        _hf_quiet()
+        backbone = VitPoseBackboneConfig(
+            image_size=[2 * IMAGE, 2 * IMAGE], patch_size=[8, 8], hidden_size=64,
+            num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2, out_indices=[2],
+        )  # fmt: skip
+        cfg = VitPoseConfig(backbone_config=backbone, use_simple_decoder=True, num_labels=17)
+        self.pose = VitPoseForPoseEstimation(cfg)
+        self.head = nn.Linear(17, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        images = nn.functional.interpolate(images, scale_factor=2, mode="nearest")
+        return self.head(self.pose(images).heatmaps.mean((2, 3)))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -3402,5 +3508,37 @@ ARCHS: dict[str, Arch] = {
              {"conv": "net.encoder.conv_blocks.1.conv_a",
               "conv-late": "net.encoder.conv_blocks.2.conv_a",
               "stem": "net.encoder.conv_blocks.0.conv_a"}),
+        # Rotation 26's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (CTRL: its query projection Wq, as
+        # GPT-2's attention input; Granite-hybrid, whose layer 0 is a Mamba-2 layer: its mixer's
+        # in_proj, as Zamba2's; SigLIP: q_proj, as ViT's; Moonshine: the encoder's q_proj, as
+        # Whisper's; ViTPose: the backbone's query, as ViT's), layer 1's first MLP projection
+        # (CTRL: ffn.0; Granite-hybrid, a mixture of experts beside a shared MLP: the shared
+        # MLP's input_linear, as Qwen2-MoE's shared expert; SigLIP, Moonshine, ViTPose: fc1), the
+        # token (patch) embedding the model calls (CTRL, Granite-hybrid: the token embeddings;
+        # SigLIP, ViTPose: the patch convolution; Moonshine, which reads waveforms: its stem's
+        # third convolution, the one that makes the tokens, as Whisper's conv2), layer 1's
+        # pre-MLP norm (CTRL: layernorm2; Granite-hybrid: post_attention_layernorm, as Mixtral's;
+        # SigLIP: layer_norm2; Moonshine: post_attention_layernorm; ViTPose: layernorm_after, as
+        # ViT's). No BatchNorm in any of the five (ViTPose's classic decoder has BatchNorm; its
+        # simple decoder, used here, has none).
+        Arch("ctrl", _ctrl, _tokens, _causal_loss,
+             _lm_sites("transformer.h", "multi_head_attention.Wq", "ffn.0", "transformer.w",
+                       "layernorm2")),
+        Arch("granitehybrid", _granite_hybrid, _tokens, _causal_loss,
+             {"attention": "model.layers.0.mamba.in_proj",
+              "mlp": "model.layers.1.shared_mlp.input_linear",
+              "embedding": "model.embed_tokens",
+              "norm": "model.layers.1.post_attention_layernorm"}),
+        Arch("siglip", _Siglip, _images, _class_loss,
+             _lm_sites("backbone.encoder.layers", "self_attn.q_proj", "mlp.fc1",
+                       "backbone.embeddings.patch_embedding", "layer_norm2")),
+        Arch("moonshine", _Moonshine, _waves, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "mlp.fc1", "encoder.conv3",
+                       "post_attention_layernorm")),
+        Arch("vitpose", _VitPose, _images, _class_loss,
+             _lm_sites("pose.backbone.encoder.layer", "attention.attention.query", "mlp.fc1",
+                       "pose.backbone.embeddings.patch_embeddings.projection",
+                       "layernorm_after")),
     )
 }  # fmt: skip
