@@ -215,9 +215,9 @@ _RECIPES = {
     "dinov3": (Recipe(weight_decay=0.05, clip=None, warmup=5), "deepspeed"),
     "speech2text": (Recipe(lr=1e-3, warmup=20), "dcp"),
     "superpoint": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5, warmup=5), "pt"),
-    "ctrl": (Recipe(lr=2e-3, clip=0.5, warmup=10), "dcp"),
+    "ctrl": (Recipe(lr=2e-3, clip=0.5, warmup=10), "hf"),
     "granitehybrid": (Recipe(lr=1e-3, weight_decay=0.05, warmup=20), "deepspeed"),
-    "siglip": (Recipe(lr=3e-3, weight_decay=0.01, clip=None, warmup=5), "hf"),
+    "siglip": (Recipe(lr=3e-3, weight_decay=0.01, clip=None, warmup=5), "dcp"),
     "moonshine": (Recipe(lr=2e-3, warmup=10), "safetensors"),
     "vitpose": (Recipe(weight_decay=0.01, clip=0.5, warmup=20), "pt"),
 }
