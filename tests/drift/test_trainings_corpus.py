@@ -16,10 +16,12 @@ from paths import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 
+from denpex.checkpoints import find_checkpoints, open_checkpoint
 from trainings.corpus import HELD_OUT, TUNING, family
 from trainings.fault_effect import changes_output
 from trainings.faults import Fault, Injector
 from trainings.models import ARCHS
+from trainings.save import save_checkpoint
 
 
 def test_every_architecture_is_tuned_on_or_held_out_never_both() -> None:
@@ -43,6 +45,21 @@ def test_a_family_has_its_references_reruns_and_faults_at_every_site(arch: str) 
     assert {"compute", "lane", "flip"} <= kinds
     # Healthy reruns and the faulty runs' own noise differ from the reference's settings only.
     assert len({r.path for r in runs}) == len(runs)
+
+
+@pytest.mark.parametrize("arch", sorted(ARCHS))
+def test_an_architecture_saves_in_its_format_and_denpex_reads_it(arch: str, tmp_path) -> None:
+    # Rotation 26's SigLIP wrapper crashed at its first checkpoint: "hf" needs save_pretrained.
+    fmt = family(arch)[0].spec.fmt
+    torch.manual_seed(0)
+    model = ARCHS[arch].build()
+    save_checkpoint(model, fmt, tmp_path, 12)
+    [found] = find_checkpoints(tmp_path)
+    reader = open_checkpoint(str(found.path))
+    try:
+        assert found.step == 12 and reader.tensors, (arch, fmt)
+    finally:
+        reader.close()
 
 
 def _out_channels(module: nn.Module) -> int | None:
