@@ -66,6 +66,17 @@ def test_a_leap_continuing_a_fast_divergence_is_chaos_not_a_fault() -> None:
     assert not verdict.flagged, verdict.notes
 
 
+def test_a_router_choice_flipped_by_round_off_leaps_less_than_a_doubled_channel() -> None:
+    # Granite-hybrid, a healthy four-thread rerun (rotation 26, flagged by this lever at its
+    # first bar, 30x, looked at after the measurement): its mixture-of-experts router chose
+    # otherwise than the reference's between steps 60 and 72, and the whole distance leapt
+    # 355x with most tensors and kept growing. Two other reruns did the same, to the digit.
+    granite = [2.43e-8, 5.20e-8, 8.06e-8, 1.04e-7, 1.21e-7, 4.29e-5, 2.05e-4, 3.53e-4, 4.60e-4,
+               5.35e-4]  # fmt: skip
+    verdict = assess(_run(granite))
+    assert not verdict.flagged, verdict.notes
+
+
 def test_a_leap_that_falls_back_is_not_a_wholesale_departure() -> None:
     fallen = DOUBLED[:5] + [1e-4] * 5  # below half of the leap at every later checkpoint
     verdict = assess(_run(fallen))

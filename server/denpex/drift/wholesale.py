@@ -2,17 +2,20 @@
 
 One of the levers of ``departures`` (lever 7 in docs/drift-statistics.md). Round-off between
 two reruns grows smoothly once it has spread: past the calibration window the whole distance
-of a healthy rerun rose at most 9.7x over one checkpoint interval (SwinV2; 231 reruns of the 27
-architectures with runs on disk, 2026-12-07). A fault that changes what the model computes
-changes every gradient downstream at once, so the whole distance leaps and most tensors leap
-with it (a doubled channel: 18x to 85,000x). Both must hold: a chaotic rerun can lift most
-*tensors* thirtyfold in one interval while the whole distance stays put (Parakeet's
-channels-last rerun, step 48), and one tensor's leap is a local event the other levers judge.
-Without a noise run this is the only lever that sees a fault spread over the model in a run
-already apart by round-off. A leap that continues a divergence already rising fast is chaos:
-a healthy SuperPoint rerun (rotation 25, flagged by this lever before) leapt 83x after an
-interval of 193x; the interval before a fault's leap had risen 1.1-5.7x on every run on disk
-this lever finds, but one (a GPT-OSS norm fault whose own first interval had risen 52x).
+of a healthy rerun rose at most 9.7x over one checkpoint interval (SwinV2; 231 reruns of 27
+architectures). A fault that changes what the model computes changes every gradient
+downstream at once, so the whole distance leaps and most tensors leap with it. A discrete
+choice that round-off flips does the same: healthy Granite-hybrid reruns whose
+mixture-of-experts router chose otherwise than the reference leapt 273-358x (rotation 26), so
+only a leap of 1000x, a doubled channel's size (3,000-55,000x), is taken for a fault; the
+smaller leaps of faults look like a flip. Both the whole distance and most tensors must leap:
+a chaotic rerun can lift most *tensors* thirtyfold in one interval while the whole distance
+stays put (Parakeet's channels-last rerun, step 48), and one tensor's leap is a local event the
+other levers judge. Without a noise run this is the only lever that sees a fault spread over
+the model in a run already apart by round-off. A leap that continues a divergence already
+rising fast is chaos: a healthy SuperPoint rerun (rotation 25) leapt 83x after an interval of
+193x; the interval before a fault's leap had risen 1.1-5.7x on every run on disk this lever
+finds, but one (a GPT-OSS norm fault whose own first interval had risen 52x).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from denpex.drift.thresholds import (
     CALIBRATION,
     MIN_MISMATCHED,
     WHOLESALE_HOLD,
+    WHOLESALE_LEAP,
     WHOLESALE_PRIOR_RISE,
     WHOLESALE_RISE,
     WHOLESALE_SHARE,
@@ -35,11 +39,11 @@ from denpex.drift.tracks import Departure, Tracks
 
 def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
     """The first checkpoint past the calibration window where the whole distance rose
-    ``WHOLESALE_RISE`` times over one interval, together with most of the tensors apart
-    before it, and stayed."""
+    ``WHOLESALE_LEAP`` times over one interval, together with most of the tensors apart
+    before it (each ``WHOLESALE_RISE`` times), and stayed."""
     l2 = [math.sqrt(s.diff_sq) if math.isfinite(s.diff_sq) else math.inf for s in series]
     for i in range(max(1, CALIBRATION), len(series)):
-        if not (0 < l2[i - 1] <= l2[i] < math.inf) or l2[i] < WHOLESALE_RISE * l2[i - 1]:
+        if not (0 < l2[i - 1] <= l2[i] < math.inf) or l2[i] < WHOLESALE_LEAP * l2[i - 1]:
             continue  # (a value turned NaN/Inf is the jump's to report)
         if i >= 2 and l2[i - 1] >= WHOLESALE_PRIOR_RISE * l2[i - 2]:
             continue  # a divergence already under way, not a leap from round-off
