@@ -2295,6 +2295,110 @@ class _VitPose(nn.Module):
         return self.head(self.pose(images).heatmaps.mean((2, 3)))
 
 
+def _fsmt() -> nn.Module:
+    from transformers import FSMTConfig, FSMTForConditionalGeneration
+
+    _hf_quiet()
+    # FSMT (fairseq's WMT19 translation transformer): an encoder-decoder with separate source
+    # and target vocabularies and embeddings (none shared, no tied head), fixed sinusoidal
+    # positions added to sqrt(d)-scaled embeddings with no embedding LayerNorm, post-norm
+    # layers and ReLU MLPs.
+    cfg = FSMTConfig(
+        langs=["en", "de"], src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, d_model=64,
+        encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+        encoder_ffn_dim=128, decoder_ffn_dim=128, max_position_embeddings=SEQ + 4, dropout=0.0,
+        decoder_start_token_id=0, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        forced_eos_token_id=None, use_cache=False,
+    )  # fmt: skip
+    return FSMTForConditionalGeneration(cfg)
+
+
+def _bitnet() -> nn.Module:
+    from transformers import BitNetConfig, BitNetForCausalLM
+
+    _hf_quiet()
+    # BitNet b1.58's architecture (its full-precision weights, not the ternary ones): a
+    # Llama-like causal LM with GQA and rotary positions whose attention has an extra RMSNorm
+    # (attn_sub_norm) before its output projection and whose gated MLP squares a ReLU
+    # (ReLU^2) and normalises again (ffn_sub_norm) before its down projection.
+    cfg = BitNetConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        use_cache=False, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return BitNetForCausalLM(cfg)
+
+
+class _DaVit(nn.Module):
+    """Florence-2's DaViT vision encoder with a classifier (dual attention, no BatchNorm):
+    overlapping patch convolutions each with a LayerNorm (before the convolution from the
+    second stage on), and in each stage blocks of two layers: a spatial layer (a depthwise
+    convolution position encoding, then window attention over 4x4 windows and a GELU MLP,
+    pre-norm) and a channel layer (the same, but its attention runs across channels, each
+    channel group's tokens transposed into the sequence); mean pooling and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Florence2VisionBackbone, Florence2VisionConfig
+
+        _hf_quiet()
+        cfg = Florence2VisionConfig(
+            depths=(1, 1), patch_size=(3, 3), patch_stride=(2, 2), patch_padding=(1, 1),
+            patch_prenorm=(False, True), embed_dim=(32, 64), num_heads=(2, 4),
+            num_groups=(2, 4), window_size=4, drop_path_rate=0.0, mlp_ratio=2.0,
+            projection_dim=64,
+        )  # fmt: skip
+        self.backbone = Florence2VisionBackbone(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).last_hidden_state.mean((2, 3)))
+
+
+def _sew() -> nn.Module:
+    from transformers import SEWConfig, SEWForSequenceClassification
+
+    _hf_quiet()
+    # SEW (squeezed and efficient wav2vec): Wav2Vec2's conv feature encoder (GroupNorm on its
+    # first layer) and a LayerNorm, a feature projection, a weight-normed convolutional
+    # position embedding strided 2x while the frames are squeezed 2x (average pooling),
+    # Wav2Vec2's post-norm layers, then a Linear upsampling back to the frame rate; mean
+    # pooling. SpecAugment and LayerDrop off: both draw randoms.
+    cfg = SEWConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        squeeze_factor=2, conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3),
+        feat_extract_norm="group", num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+        classifier_proj_size=32, num_labels=CLASSES, hidden_dropout=0.0,
+        activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0,
+        final_dropout=0.0, layerdrop=0.0, apply_spec_augment=False,
+    )  # fmt: skip
+    return SEWForSequenceClassification(cfg)
+
+
+class _Yolos(nn.Module):
+    """YOLOS, a detection transformer (a ViT that detects), with a classifier: a patch
+    convolution, a class token and ten learned detection tokens appended to the patch
+    tokens, position embeddings added again before every layer (its mid position
+    embeddings), pre-norm ViT layers; a Linear on the mean of the detection tokens' final
+    states, where its box and class heads would read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import YolosConfig, YolosModel
+
+        _hf_quiet()
+        cfg = YolosConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+            image_size=(IMAGE, IMAGE), patch_size=4, num_detection_tokens=10,
+            use_mid_position_embeddings=True,
+        )  # fmt: skip
+        self.yolos = YolosModel(cfg, add_pooling_layer=False)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.yolos(images).last_hidden_state[:, -10:].mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -3540,5 +3644,35 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("pose.backbone.encoder.layer", "attention.attention.query", "mlp.fc1",
                        "pose.backbone.embeddings.patch_embeddings.projection",
                        "layernorm_after")),
+        # Rotation 27's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (FSMT: the encoder's q_proj, as BART's;
+        # BitNet: q_proj; DaViT, whose every block is a pair of layers, a spatial one then a
+        # channel one: the spatial layer's fused window-attention qkv, as Hiera's qkv; SEW: the
+        # encoder's q_proj, as Wav2Vec2's; YOLOS: the query, as ViT's), layer 1's first MLP
+        # projection (FSMT: fc1; BitNet: up_proj, as Qwen2's; DaViT: the channel layer's ffn.fc1;
+        # SEW: feed_forward.intermediate_dense; YOLOS: intermediate.dense), the token (patch)
+        # embedding the model calls (FSMT: the encoder's token embeddings; BitNet: the token
+        # embeddings; DaViT: its first patch convolution; SEW: its feature projection, as
+        # SEW-D's; YOLOS: the patch convolution), layer 1's pre-MLP norm (FSMT, post-norm:
+        # self_attn_layer_norm, as BART's; BitNet: post_attention_layernorm; DaViT: the channel
+        # layer's norm2; SEW, post-norm: layer_norm, as Wav2Vec2's; YOLOS: layernorm_after, as
+        # ViT's). No BatchNorm in any of the five.
+        Arch("fsmt", _fsmt, _tokens, _seq2seq_loss,
+             _lm_sites("model.encoder.layers", "self_attn.q_proj", "fc1",
+                       "model.encoder.embed_tokens", "self_attn_layer_norm")),
+        Arch("bitnet", _bitnet, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("davit", _DaVit, _images, _class_loss,
+             {"attention": "backbone.blocks.0.0.spatial_block.window_attn.qkv",
+              "mlp": "backbone.blocks.0.0.channel_block.ffn.fc1",
+              "embedding": "backbone.convs.0.conv",
+              "norm": "backbone.blocks.0.0.channel_block.norm2"}),
+        Arch("sew", _sew, _waves, _class_loss,
+             _lm_sites("sew.encoder.layers", "attention.q_proj", "feed_forward.intermediate_dense",
+                       "sew.feature_projection", "layer_norm")),
+        Arch("yolos", _Yolos, _images, _class_loss,
+             _lm_sites("yolos.encoder.layer", "attention.attention.query", "intermediate.dense",
+                       "yolos.embeddings.patch_embeddings.projection", "layernorm_after")),
     )
 }  # fmt: skip
