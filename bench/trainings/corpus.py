@@ -21,8 +21,8 @@ from .train import Nondeterminism, Recipe, RunSpec, train
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 27 (2026-12-07): the one hundred and twenty-six architectures of rotations 1 to 26 are
 # all tuning now (rotation 26 held out CTRL, Granite-hybrid, SigLIP, Moonshine and ViTPose); five
-# new ones (FSMT, BitNet, DaViT, SEW, YOLOS), to be judged once by the rule the lead freezes for
-# rotation 27 (named in /work/helpers/RULE_FROZEN when they are judged), unchanged, are held out.
+# new ones (FSMT, BitNet, DaViT, SEW, YOLOS), judged once by the rule frozen for rotation 27
+# (1cb203dd: lever 7's whole-distance leap raised to 1000x after rotation 26), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
