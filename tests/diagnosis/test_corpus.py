@@ -21,28 +21,29 @@ from paths import CORPUS, ROOT
 
 LABELS = sorted((CORPUS / "labels").glob("*.jsonl"))
 
-# Test-split floors, set from the figures measured on 2026-12-07 over parts A-AK (parts D to AK
+# Test-split floors, set from the figures measured on 2026-12-07 over parts A-AL (parts D to AL
 # labelled blind by the written protocol before any run; tests/corpus/README.md, "Labelling
-# protocol"; docs/diagnosis.md, "Measured on real logs"): class 1769/2084 = 0.8488 (floor left at
-# 0.8484), rank recall 156/182 = 0.8571, rank precision 156/160 = 0.975, collateral recall 0.8347,
-# three collateral ranks named as initiating, ten healthy false alarms in 299 (never examined; the
+# protocol"; docs/diagnosis.md, "Measured on real logs"): class 1773/2090 = 0.8483 (floor
+# 0.8483), rank recall 156/182 = 0.8571, rank precision 156/160 = 0.975, collateral recall 0.8347,
+# three collateral ranks named as initiating, ten healthy false alarms in 300 (never examined; the
 # pieces' first scorings found twelve: two in part N8's test half, one in P8's, one in Q4's, three
 # in R3's, one in T4's, one in AA5's, one in AC2's, one in AD4's, one in AK1's; with the rules
 # learnt from dev halves since, ten remain). The thread-only test logs are outside these. Each of
-# parts J to AK's test halves was scored once, before any rule looked at it
-# (docs/measurements/corpus-partJ/ to -partAK/): part T's nine pieces gave 126/158 on class, part
+# parts J to AL's test halves was scored once, before any rule looked at it
+# (docs/measurements/corpus-partJ/ to -partAL/): part T's nine pieces gave 126/158 on class, part
 # U's three 50/68, part V's five 61/75, part W's seven 72/91, part X's four 44/48, part Y's six
 # 51/73, part Z's four 56/74, part AA's five 49/68, part AB's four 41/54, part AC's two 13/32, part
 # AD's four 34/41, part AF's three 11/14, part AG's two 13/13, part AH's two 20/27, part AI's two
-# 14/24, part AJ's one 10/11, part AK's one 6/6 (part AE: healthy logs only, 0 of 13 test ones
-# raised an alarm; AF's, AG's, AH's and AJ's test halves 0 of 14, AK's 1 of 4). Parts Y to AC
+# 14/24, part AJ's one 10/11, part AK's one 6/6, part AL's one 3/6 (part AE: healthy logs only,
+# 0 of 13 test ones raised an alarm; AF's, AG's, AH's and AJ's test halves 0 of 14, AK's 1 of 4,
+# AL's 0 of 1). Parts Y to AC
 # lowered the aggregates (A-X alone is unchanged at 1409/1647 and 138/161). The rules their dev
 # halves taught moved AA's test half nowhere (49/68), AB's to 43/54 and AC's to 14/32, and fixed
 # twenty-four older test logs (eight of them with part AD's rules, which moved AD's own test half
 # to 35/41; two with AG's; three with AH's); AI's moved AI's own test half to 17/24. The floors
 # follow the corpus.
 FLOORS = {
-    "class_accuracy": 0.8484,
+    "class_accuracy": 0.8483,
     "rank_recall": 0.8571,
     "rank_precision": 0.975,
     "collateral_recall": 0.8347,
@@ -94,7 +95,7 @@ def test_labels_are_well_formed():
     for r in rows:
         where = r["id"]
         # Neutral names: a file name like rank3.log would hand the rank to the tool.
-        assert re.fullmatch(r"(?:[a-z]|a[a-k])\d{3}", r["id"]), where
+        assert re.fullmatch(r"(?:[a-z]|a[a-l])\d{3}", r["id"]), where
         assert r["file"] == f"logs/{r['id']}.log", where
         assert r["source"].startswith("https://github.com/"), where
         assert r["class"] in ids or r["class"] == "healthy", where
