@@ -20,6 +20,7 @@ MELS, FRAMES = 16, 32  # log-mel features: 16 bins, 32 frames (16 after Whisper'
 SERIES, CONTEXT, HORIZON = 4, 32, 8  # time series: 4 channels, 32 steps seen, 8 forecast
 HOP, BINS, NOISE = 16, 17, 16  # vocoder: 16 samples a frame, 17 bins, 16 noise values a frame
 STATE, ACT, EPISODE = 8, 3, 10  # control: 8 state values, 3 action values, 10 steps an episode
+CLIP = 4  # video: 4 frames a clip
 
 
 @dataclass(frozen=True)
@@ -2399,6 +2400,120 @@ class _Yolos(nn.Module):
         return self.head(self.yolos(images).last_hidden_state[:, -10:].mean(1))
 
 
+def _gemma2() -> nn.Module:
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+
+    _hf_quiet()
+    # Gemma 2: a causal LM whose layers alternate sliding-window (16 tokens here, layer 0) and
+    # global attention (layer 1), GQA with rotary positions and a fixed query scale, attention
+    # logits soft-capped by tanh (50) and so are the final logits (30); "sandwich" RMS norms
+    # (each of attention and MLP has a norm before and another after it, zero-centred weights:
+    # 1 + w), a GeGLU MLP, sqrt(d)-scaled token embeddings tied to the output head.
+    cfg = Gemma2Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=16,
+        sliding_window=SEQ // 2, max_position_embeddings=SEQ, use_cache=False,
+        bos_token_id=0, eos_token_id=1, pad_token_id=0,
+    )  # fmt: skip
+    return Gemma2ForCausalLM(cfg)
+
+
+def _mobilebert() -> nn.Module:
+    from transformers import MobileBertConfig, MobileBertForMaskedLM
+
+    _hf_quiet()
+    # MobileBERT, a narrow BERT built for phones: 32-wide token embeddings whose trigrams (each
+    # token beside its two neighbours) a Linear widens to the 64-wide inter-block state; in
+    # every layer bottleneck Linears narrow that state to 32 (one shared by queries and keys,
+    # one for the residual; values read the wide state), attention and a stack of MLPs (two
+    # here, four in the paper) work at 32, then a Linear widens back to 64; post-norm with
+    # NoNorm (an elementwise scale and shift, no statistics) in place of LayerNorm, ReLU MLPs;
+    # the MLM head's output matrix is the tied 32-wide embeddings plus its own extra rows.
+    cfg = MobileBertConfig(
+        vocab_size=VOCAB, hidden_size=64, embedding_size=32, intra_bottleneck_size=32,
+        intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_feedforward_networks=2, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return MobileBertForMaskedLM(cfg)
+
+
+class _Pixtral(nn.Module):
+    """Pixtral's vision encoder with a classifier: a bias-free patch convolution and an RMSNorm,
+    every image's patches packed into one sequence (a block-diagonal mask keeps each image to
+    itself, as Pixtral reads images of any size side by side), 2-D axial rotary positions
+    (row and column frequencies interleaved across each head), pre-norm RMSNorm layers with a
+    SwiGLU MLP, no class token; a Linear on the mean of each image's final patch states."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import PixtralVisionConfig, PixtralVisionModel
+
+        _hf_quiet()
+        cfg = PixtralVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=4, hidden_act="silu",
+        )  # fmt: skip
+        self.encoder = PixtralVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        packed = self.encoder(images).last_hidden_state  # (1, images x patches, hidden)
+        return self.head(packed.reshape(images.shape[0], -1, packed.shape[-1]).mean(1))
+
+
+class _WavTokenizer(nn.Module):
+    """WavTokenizer's decoder (a Vocos vocoder) reading spectrogram frames where it reads its
+    codes' embeddings: a 7-wide convolution, a positional net (GroupNorm-SiLU-conv residual
+    blocks around a single-head self-attention over the frames made of 1x1 convolutions),
+    an adaptive LayerNorm (scale and shift looked up per bandwidth, id 0 here), ConvNeXt
+    blocks (a depthwise 7-wide convolution, adaptive LayerNorm, a GELU MLP, a per-channel
+    scale) and a LayerNorm; a Linear makes each frame's log-magnitude and phase, and an
+    inverse STFT (64-point, hop 16) overlaps-adds them into the waveform. No upsampling
+    convolution, no BatchNorm. It reads the spectrogram only (the noise sequence _spectra
+    packs beside it goes unused); the positional net's dropout is off (it draws randoms)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import WavTokenizerConfig, WavTokenizerModel
+
+        _hf_quiet()
+        cfg = WavTokenizerConfig(
+            upsampling_ratios=[4, 4], hidden_size=BINS, codebook_dim=BINS, codebook_size=16,
+            num_filters=8, num_lstm_layers=1, decoder_hidden_size=64,
+            decoder_intermediate_size=128, decoder_num_layers=2, decoder_attention_num_groups=8,
+        )  # fmt: skip
+        codec = WavTokenizerModel(cfg)  # initialized by its own rule; its encoder is dropped
+        self.backbone, self.head = codec.backbone, codec.head
+        for module in self.backbone.modules():
+            if isinstance(module, nn.Dropout):
+                module.p = 0.0
+        self.bandwidth = nn.Buffer(torch.zeros(1, dtype=torch.long), persistent=False)
+
+    def forward(self, input_features: torch.Tensor, noise_sequence: torch.Tensor) -> VocoderWaves:
+        del noise_sequence
+        frames = self.backbone(input_features.transpose(1, 2), self.bandwidth)
+        return VocoderWaves(self.head(frames)[:, 0])
+
+
+def _timesformer() -> nn.Module:
+    from transformers import TimesformerConfig, TimesformerForVideoClassification
+
+    _hf_quiet()
+    # TimeSformer, a video transformer with divided space-time attention: every frame's patches
+    # made by one patch convolution, a class token, learned space and time position
+    # embeddings; in each pre-norm layer first a temporal attention (each patch position
+    # across the frames, with its own LayerNorm and a Linear after it), then a spatial
+    # attention (each frame's patches with a copy of the class token, whose outputs are
+    # averaged back over the frames), then a GELU MLP; a Linear on the final-norm class token.
+    cfg = TimesformerConfig(
+        image_size=IMAGE, patch_size=4, num_channels=3, num_frames=CLIP, hidden_size=64,
+        num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        num_labels=CLASSES, attention_type="divided_space_time", drop_path_rate=0,
+    )  # fmt: skip
+    return TimesformerForVideoClassification(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -2551,6 +2666,23 @@ def _images(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     while True:
         labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
         yield protos[labels] + 0.8 * torch.randn(BATCH * 2, 3, IMAGE, IMAGE, generator=g), labels
+
+
+def _clips(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    # Class prototypes are short videos: a random image drifting by its own step (rows and
+    # columns, -2 to 2 pixels a frame, wrapping round), so a class is its look and its motion,
+    # seen through noise. (batch, frames, channels, height, width), as TimeSformer reads them.
+    protos = torch.randn(CLASSES, 3, IMAGE, IMAGE, generator=g)
+    steps = torch.randint(-2, 3, (CLASSES, 2), generator=g).tolist()
+    clips = torch.stack([
+        torch.stack([p.roll((dy * t, dx * t), (1, 2)) for t in range(CLIP)])
+        for p, (dy, dx) in zip(protos, steps, strict=True)
+    ])  # fmt: skip
+    while True:
+        labels = torch.randint(0, CLASSES, (BATCH * 2,), generator=g)
+        noise = torch.randn(BATCH * 2, CLIP, 3, IMAGE, IMAGE, generator=g)
+        yield clips[labels] + 0.8 * noise, labels
 
 
 def _waves(seed: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
@@ -3674,5 +3806,44 @@ ARCHS: dict[str, Arch] = {
         Arch("yolos", _Yolos, _images, _class_loss,
              _lm_sites("yolos.encoder.layer", "attention.attention.query", "intermediate.dense",
                        "yolos.embeddings.patch_embeddings.projection", "layernorm_after")),
+        # Rotation 28's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Gemma 2, whose layer 0 is a
+        # sliding-window one: q_proj; MobileBERT: the query, which reads the shared query-key
+        # bottleneck, as BERT's query; Pixtral: q_proj, as ViT's; WavTokenizer's Vocos decoder,
+        # whose one attention sits in its positional net: that attention's query convolution;
+        # TimeSformer, whose every layer runs a temporal attention and then a spatial one: the
+        # temporal attention's fused qkv, the first the layer runs, as DaViT's spatial layer's),
+        # layer 1's first MLP projection (Gemma 2, GeGLU: up_proj, as Gemma's; MobileBERT, whose
+        # layers stack MLPs: the first one's intermediate dense; Pixtral, SwiGLU: up_proj, as
+        # Gemma's; Vocos, whose layers are ConvNeXt blocks: block 1's pwconv1, as ConvNeXt's
+        # first pointwise Linear; TimeSformer: intermediate.dense, as ViT's), the token (patch)
+        # embedding the model calls (Gemma 2: the scaled token embeddings; MobileBERT: its 32-wide
+        # word embeddings, as ELECTRA's; Pixtral and TimeSformer: the patch convolution; Vocos,
+        # which reads spectrogram frames: its first convolution, the one that makes each frame
+        # its token, as Speech2Text's subsampler), layer 1's pre-MLP norm (Gemma 2, whose MLP has
+        # a norm on either side: pre_feedforward_layernorm; MobileBERT, post-norm: the NoNorm
+        # between attention and the MLPs, as BERT's; Pixtral: ffn_norm; Vocos: block 1's
+        # adaptive LayerNorm; TimeSformer: layernorm_after, as ViT's). No BatchNorm in any of
+        # the five.
+        Arch("gemma2", _gemma2, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "pre_feedforward_layernorm")),
+        Arch("mobilebert", _mobilebert, _tokens, _masked_loss,
+             _lm_sites("mobilebert.encoder.layer", "attention.self.query",
+                       "ffn.0.intermediate.dense", "mobilebert.embeddings.word_embeddings",
+                       "attention.output.LayerNorm")),
+        Arch("pixtral", _Pixtral, _images, _class_loss,
+             _lm_sites("encoder.transformer.layers", "attention.q_proj", "feed_forward.up_proj",
+                       "encoder.patch_conv", "ffn_norm")),
+        Arch("wavtokenizer", _WavTokenizer, _spectra, _vocoder_loss,
+             {"attention": "backbone.pos_net.2.q",
+              "mlp": "backbone.convnext.1.pwconv1",
+              "embedding": "backbone.embed",
+              "norm": "backbone.convnext.1.norm"}),
+        Arch("timesformer", _timesformer, _clips, _class_loss,
+             {"attention": "timesformer.encoder.layer.0.temporal_attention.attention.qkv",
+              "mlp": "timesformer.encoder.layer.1.intermediate.dense",
+              "embedding": "timesformer.embeddings.patch_embeddings.projection",
+              "norm": "timesformer.encoder.layer.1.layernorm_after"}),
     )
 }  # fmt: skip
