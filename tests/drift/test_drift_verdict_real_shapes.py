@@ -290,10 +290,10 @@ def test_a_channel_taking_over_inside_the_calibration_window_is_held_not_flagged
     assert not alone.flagged, alone.notes
     held = [n for n in alone.notes if "within the first 3 checkpoints compared" in n]
     assert len(held) == 1 and "(row 27)" in held[0] and "--noise-ref" in held[0], alone.notes
-    # The noise run concentrated that tensor too, in another channel: chance, not a fault.
+    # The noise run concentrated that tensor too, in another channel: chance, not a fault
+    # (``noise_channels.lone_channel``: the run stands within 4x of the noise run there).
     noise = with_noise(_focal(27, *_RERUN), _focal(24, *_NOISE))
     assert not noise.flagged, noise.notes
-    assert any("(row 27)" in n and "--noise-ref" not in n for n in noise.notes), noise.notes
 
 
 def test_a_window_channel_is_flagged_when_the_noise_run_kept_the_tensor_spread() -> None:

@@ -36,19 +36,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from denpex.drift import bit_exact, envelope, wholesale
+from denpex.drift import bit_exact, envelope, noise_channels, wholesale
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
     ARRIVAL,
     CALIBRATION,
     CORROBORATED,
     DOMINANT,
-    ENVELOPE,
     HOLD_LIFT,
     LIFT_MIN,
     LONE_SHARE,
     MAX_SHARE_BAR,
-    MIN_MISMATCHED,
     SELF_FACTOR,
 )
 from denpex.drift.tracks import (
@@ -58,12 +56,11 @@ from denpex.drift.tracks import (
     Tracks,
     axes,
     is_vector,
+    localised,
     persistent_from,
+    top_index,
+    top_share,
 )
-
-
-def _localised(t: TensorDiff | None) -> bool:
-    return t is not None and t.diff_sq > 0 and t.mismatched >= MIN_MISMATCHED * t.numel
 
 
 def _excess(t: TensorDiff, n: int, share: float) -> float:
@@ -86,15 +83,15 @@ def localisation(
         if first is None:
             continue
         for axis, n, _, _ in axes(first, vectors=True):
-            shares = [_share(t, axis) for t in track]
-            early = [n * s for t, s in zip(track, shares, strict=True) if _localised(t)][
+            shares = [top_share(t, axis) for t in track]
+            early = [n * s for t, s in zip(track, shares, strict=True) if localised(t)][
                 :CALIBRATION
             ]
             base = sorted(early)[len(early) // 2] if early else 0.0
             bar = min(max(LIFT_MIN, SELF_FACTOR * base), MAX_SHARE_BAR * n)
             ntrack = noise.get(name) if noise is not None else None
             if _concentrated_from_start(track, shares, n, bar) and (
-                ntrack is None or _noise_holds_it_too(track, ntrack, axis)
+                ntrack is None or noise_channels.holds_it_too(track, ntrack, axis)
             ):
                 # The cap met a concentration the tensor held from the first checkpoints: the
                 # lever has no room left to see a rise. Whose it is, only a noise run says: on
@@ -111,11 +108,14 @@ def localisation(
                 # of it). A faulty channel also lands in its op's weight, which
                 # ``corroborated`` pairs it with.
                 continue
+            lone = ntrack is not None and noise_channels.lone_channel(ntrack, axis)
             flags = [
-                _localised(t)
+                localised(t)
                 and shares[i] >= DOMINANT
-                and n * shares[i] >= _noise_bar(bar, n, axis, ntrack[i] if ntrack else None)
-                and not _noise_same_channel(t, axis, n, ntrack[i] if ntrack else None)
+                and n * shares[i]
+                >= noise_channels.bar_at(bar, n, axis, ntrack[i] if ntrack else None)
+                and not noise_channels.same_channel(t, axis, n, ntrack[i] if ntrack else None)
+                and not (lone and ntrack is not None and not noise_channels.beyond(t, ntrack[i]))
                 for i, t in enumerate(track)
             ]
             start = _same_index(track, axis, flags)
@@ -131,7 +131,7 @@ def localisation(
                 continue
             top = track[start]
             assert top is not None  # flagged steps are localised, hence present
-            excess = [_excess(t, n, _share(t, axis)) if t is not None else 0.0 for t in track]
+            excess = [_excess(t, n, top_share(t, axis)) if t is not None else 0.0 for t in track]
             out.append(
                 Departure(
                     tensor=name,
@@ -140,8 +140,8 @@ def localisation(
                     excess=excess,
                     detail={
                         "axis": axis,
-                        "index": _index(top, axis),
-                        "share": round(_share(top, axis), 4),
+                        "index": top_index(top, axis),
+                        "share": round(top_share(top, axis), 4),
                         "uniform_share": round(1 / n, 6),
                         "bar_share": round(bar / n, 4),
                         "baseline_lift": round(base, 2),
@@ -165,7 +165,7 @@ def _settling(start: int, axis: str, ntrack: list[TensorDiff | None] | None) -> 
         return False
     if ntrack is None:
         return True
-    return any(_localised(nt) and _share(nt, axis) >= DOMINANT for nt in ntrack)
+    return any(localised(nt) and top_share(nt, axis) >= DOMINANT for nt in ntrack)
 
 
 def _held(name: str, steps: list[int], track: list[TensorDiff | None], axis: str) -> Departure:
@@ -177,22 +177,12 @@ def _held(name: str, steps: list[int], track: list[TensorDiff | None], axis: str
         lever=HELD,
         onset=steps[0],
         excess=[0.0] * len(steps),
-        detail={"axis": axis, "index": _index(last, axis), "share": round(_share(last, axis), 4)},
+        detail={
+            "axis": axis,
+            "index": top_index(last, axis),
+            "share": round(top_share(last, axis), 4),
+        },
     )
-
-
-def _noise_holds_it_too(
-    track: list[TensorDiff | None], ntrack: list[TensorDiff | None], axis: str
-) -> bool:
-    """The noise run's difference sits on the run's top channel at most of the first
-    CALIBRATION checkpoints where both differ: the concentration is the model's."""
-    pairs = [
-        (t, nt)
-        for t, nt in zip(track[:CALIBRATION], ntrack[:CALIBRATION], strict=False)
-        if t is not None and nt is not None and t.diff_sq > 0 and nt.diff_sq > 0
-    ]
-    same = sum(_index(t, axis) == _index(nt, axis) for t, nt in pairs)
-    return bool(pairs) and 2 * same > len(pairs)
 
 
 def _concentrated_from_start(
@@ -201,7 +191,7 @@ def _concentrated_from_start(
     """The tensor's top channel already held the bar at the series' first CALIBRATION
     checkpoints (those where it differs enough to say). A run equal to its reference, or
     differing sparsely, until a fault is not: the fault's rise comes later and is kept."""
-    lifts = [n * s for t, s in zip(track[:CALIBRATION], shares, strict=False) if _localised(t)]
+    lifts = [n * s for t, s in zip(track[:CALIBRATION], shares, strict=False) if localised(t)]
     return bool(lifts) and sorted(lifts)[len(lifts) // 2] >= bar
 
 
@@ -251,20 +241,20 @@ def _crept_in(
     first = next((t for t in track if t is not None), None)
     if ntrack is None or (first is not None and is_vector(first)):
         return True
-    return not (_in_place_from_start(track, axis, start) and _beyond(track[start], ntrack[start]))
-
-
-def _beyond(t: TensorDiff | None, noise: TensorDiff | None) -> bool:
-    """The tensor stands ``ENVELOPE`` times further from the reference than the noise run."""
-    return t is not None and noise is not None and 0 < ENVELOPE**2 * noise.diff_sq <= t.diff_sq
+    return not (
+        _in_place_from_start(track, axis, start)
+        and noise_channels.beyond(track[start], ntrack[start])
+    )
 
 
 def _in_place_from_start(track: list[TensorDiff | None], axis: str, start: int) -> bool:
     """The channel that took its tensor over gradually was its top channel at every checkpoint
     compared before. One that took over from another late in the run (ConvBERT's reruns:
     columns 33, 53, then 24 from step 72) is round-off finding a sensitive channel."""
-    index = _index(track[start], axis)
-    return all(_index(t, axis) == index for t in track[:start] if t is not None and t.diff_sq > 0)
+    index = top_index(track[start], axis)
+    return all(
+        top_index(t, axis) == index for t in track[:start] if t is not None and t.diff_sq > 0
+    )
 
 
 def _diluted(lifts: Sequence[float], start: int) -> bool:
@@ -274,41 +264,6 @@ def _diluted(lifts: Sequence[float], start: int) -> bool:
     top row's lift falls several-fold. A faulty channel is fed every step: its lift holds or
     grows. (Corroborated pairs: each of the two must hold.)"""
     return lifts[-1] < HOLD_LIFT * lifts[start]
-
-
-def _noise_bar(bar: float, n: int, axis: str, noise: TensorDiff | None) -> float:
-    """The lift bar at one step: the noise run's own concentration there raises it."""
-    if noise is None or noise.diff_sq <= 0:
-        return bar
-    return min(max(bar, SELF_FACTOR * n * _share(noise, axis)), MAX_SHARE_BAR * n)
-
-
-def _noise_same_channel(t: TensorDiff | None, axis: str, n: int, noise: TensorDiff | None) -> bool:
-    """The second healthy run concentrates in the same channel at this step. A fault in the
-    run cannot show in another run, so that channel is one the model itself makes sensitive:
-    a channel starved of gradient random-walks under Adam and amplifies every rerun's
-    round-off in the same place (ConvNeXt's last pointwise conv, row 28, held 0.6-0.99 of its
-    tensor in every healthy rerun and in the noise run alike; Qwen2-MoE's shared expert)."""
-    if t is None or noise is None or not _localised(noise):
-        return False
-    # The bar a run's own channel must pass (``localisation``): capped on a short axis, where
-    # a lift of 10 would be more than 10/16 of a 16-column conv (UnivNet's input column 2
-    # held 0.5-0.8 of its tensor in the noise run and in every healthy rerun, rotation 19).
-    bar = min(LIFT_MIN, MAX_SHARE_BAR * n)
-    return _index(noise, axis) == _index(t, axis) and n * _share(noise, axis) >= bar
-
-
-def _index(t: TensorDiff | None, axis: str) -> int:
-    """The top row's or column's index (-1 for a missing tensor)."""
-    if t is None:
-        return -1
-    return t.top_row if axis == "row" else t.top_col
-
-
-def _share(t: TensorDiff | None, axis: str) -> float:
-    if t is None:
-        return 0.0
-    return t.top_row_share if axis == "row" else t.top_col_share
 
 
 def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) -> list[Departure]:
@@ -322,10 +277,16 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
     for name, track in tracks.items():
         ntrack = noise.get(name) if noise is not None else None
         for i, t in enumerate(track):
-            if t is None or not _localised(t):
+            if t is None or not localised(t):
                 continue
             for axis, n, idx, share in axes(t, vectors=True):
-                if ntrack is not None and _noise_same_channel(t, axis, n, ntrack[i]):
+                if ntrack is not None and (
+                    noise_channels.same_channel(t, axis, n, ntrack[i])
+                    or (
+                        noise_channels.lone_channel(ntrack, axis)
+                        and not noise_channels.beyond(t, ntrack[i])
+                    )
+                ):
                     continue
                 members = groups.setdefault((n, idx), {}).setdefault(i, {})
                 lift = n * share
@@ -358,7 +319,7 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
         if _settling(start, axis, nlead):
             out.append(_held(lead, steps, tracks[lead], axis))
             continue
-        shares = [_share(t, axis) for t in tracks[lead]]
+        shares = [top_share(t, axis) for t in tracks[lead]]
         if _crept_in(tracks[lead], shares, axis, start, nlead):
             continue
         excess = [
@@ -414,7 +375,7 @@ def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) ->
     hits the same slice every step, round-off clusters wander."""
     held = list(flags)
     for i in range(1, len(held)):
-        if held[i] and held[i - 1] and _index(track[i], axis) != _index(track[i - 1], axis):
+        if held[i] and held[i - 1] and top_index(track[i], axis) != top_index(track[i - 1], axis):
             held[i] = False
     return persistent_from(held)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.thresholds import MIN_AXIS, MIN_VECTOR, PERSIST
+from denpex.drift.thresholds import MIN_AXIS, MIN_MISMATCHED, MIN_VECTOR, PERSIST
 
 Tracks = dict[str, list[TensorDiff | None]]
 # The levers whose excess is one channel's own (the rest measure a whole tensor's distance).
@@ -71,6 +71,25 @@ def axes(t: TensorDiff, vectors: bool = False) -> list[tuple[str, int, int, floa
         if spread or (vectors and axis == "row" and is_vector(t)):
             out.append((axis, groups or n, idx, share))
     return out
+
+
+def localised(t: TensorDiff | None) -> bool:
+    """Most elements differ: early, sparse differences cluster and say nothing of place."""
+    return t is not None and t.diff_sq > 0 and t.mismatched >= MIN_MISMATCHED * t.numel
+
+
+def top_index(t: TensorDiff | None, axis: str) -> int:
+    """The top row's or column's index (-1 for a missing tensor)."""
+    if t is None:
+        return -1
+    return t.top_row if axis == "row" else t.top_col
+
+
+def top_share(t: TensorDiff | None, axis: str) -> float:
+    """The top row's or column's share of the difference (0 for a missing tensor)."""
+    if t is None:
+        return 0.0
+    return t.top_row_share if axis == "row" else t.top_col_share
 
 
 def persistent_from(flags: Sequence[bool]) -> int | None:
