@@ -22,7 +22,8 @@ CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
 # Rotation 28 (2026-12-07): the one hundred and thirty-one architectures of rotations 1 to 27 are
 # all tuning now (rotation 27 held out FSMT, BitNet, DaViT, SEW and YOLOS); five new ones (Gemma 2,
 # MobileBERT, Pixtral, WavTokenizer, TimeSformer), judged once by the rule frozen for rotation 28
-# (RULE_PLACEHOLDER), are held out.
+# (0412ea47: with a noise run, a channel in a tensor where the noise run took a lone channel of
+# its own counts only 4x beyond it, after rotation 27), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
