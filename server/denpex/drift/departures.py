@@ -114,8 +114,7 @@ def localisation(
                 and shares[i] >= DOMINANT
                 and n * shares[i]
                 >= noise_channels.bar_at(bar, n, axis, ntrack[i] if ntrack else None)
-                and not noise_channels.same_channel(t, axis, n, ntrack[i] if ntrack else None)
-                and not (lone and ntrack is not None and not noise_channels.beyond(t, ntrack[i]))
+                and not noise_channels.explains(t, axis, n, ntrack[i] if ntrack else None, lone)
                 for i, t in enumerate(track)
             ]
             start = _same_index(track, axis, flags)
@@ -165,7 +164,7 @@ def _settling(start: int, axis: str, ntrack: list[TensorDiff | None] | None) -> 
         return False
     if ntrack is None:
         return True
-    return any(localised(nt) and top_share(nt, axis) >= DOMINANT for nt in ntrack)
+    return noise_channels.lone_channel(ntrack, axis)
 
 
 def _held(name: str, steps: list[int], track: list[TensorDiff | None], axis: str) -> Departure:
@@ -276,16 +275,16 @@ def corroborated(steps: list[int], tracks: Tracks, noise: Tracks | None = None) 
     groups: dict[tuple[int, int], dict[int, dict[str, _Member]]] = {}
     for name, track in tracks.items():
         ntrack = noise.get(name) if noise is not None else None
+        lone = {
+            ax: ntrack is not None and noise_channels.lone_channel(ntrack, ax)
+            for ax in ("row", "col")
+        }
         for i, t in enumerate(track):
             if t is None or not localised(t):
                 continue
             for axis, n, idx, share in axes(t, vectors=True):
-                if ntrack is not None and (
-                    noise_channels.same_channel(t, axis, n, ntrack[i])
-                    or (
-                        noise_channels.lone_channel(ntrack, axis)
-                        and not noise_channels.beyond(t, ntrack[i])
-                    )
+                if ntrack is not None and noise_channels.explains(
+                    t, axis, n, ntrack[i], lone[axis]
                 ):
                     continue
                 members = groups.setdefault((n, idx), {}).setdefault(i, {})

@@ -66,6 +66,13 @@ def lone_channel(ntrack: list[TensorDiff | None], axis: str) -> bool:
     return any(localised(nt) and top_share(nt, axis) >= DOMINANT for nt in ntrack)
 
 
+def explains(t: TensorDiff | None, axis: str, n: int, noise: TensorDiff | None, lone: bool) -> bool:
+    """The noise run accounts for the run's channel at this step: it concentrates in the same
+    channel (``same_channel``), or the tensor makes lone channels (``lone``, from
+    ``lone_channel``) and the run stands within ``ENVELOPE`` of the noise run there."""
+    return same_channel(t, axis, n, noise) or (lone and not beyond(t, noise))
+
+
 def beyond(t: TensorDiff | None, noise: TensorDiff | None) -> bool:
     """The tensor stands ``ENVELOPE`` times further from the reference than the noise run."""
     return t is not None and noise is not None and 0 < ENVELOPE**2 * noise.diff_sq <= t.diff_sq
