@@ -3,10 +3,10 @@
 Every run of bench/trainings (forty-one architectures from real libraries, real optimizers, real
 sources of nondeterminism) is judged end to end as `denpex drift RUN --ref REF` and as
 `denpex drift RUN --ref REF --noise-ref NOISE` do, beside the naive monitor (Mann-Kendall on
-the global L2 distance, alarm at p < 0.01) computed from the same reports. A fault that
-changed no bit of its layer's output (a bf16 activation scaled by 1 + eps below its rounding
-step: trainings/fault_effect.py measures it) is a healthy rerun in effect; it is counted on a
-line of its own, not among the faults to detect.
+the global L2 distance, alarm at p < 0.01) computed from the same reports. A fault whose
+run came out bit for bit as its twin without the fault did (trainings/twin.py: a bf16
+activation scaled by 1 + eps below its rounding step, a dead ReLU unit) is a healthy rerun in
+effect; it is counted on a line of its own, not among the faults to detect.
 
 Figures are printed for the held-out architectures (the ones no threshold was tuned on) and
 for the tuning ones, separately; then the data-parallel section (GPT-2 over gloo, per-rank
@@ -36,8 +36,8 @@ from denpex.drift.report import Point
 from denpex.drift.stats import mann_kendall
 from trainings.corpus import HELD_OUT, ONSET, TUNING, Run, build, ddp_family, family
 from trainings.ddp import DdpSpec
-from trainings.fault_effect import changes_output
 from trainings.models import ARCHS
+from trainings.twin import same_weights, twin
 
 BURIED = 1e-4  # round-off at the onset above which a 1e-3 fault may be buried
 
@@ -56,18 +56,21 @@ class Outcome:
     onset: int | None
     onset_noise: int | None
     naive_alarm: bool
-    null: bool = False  # a fault that changed no bit of its site's output (fault_effect.py)
+    null: bool = False  # a fault whose run is bit for bit its twin's (trainings/twin.py)
     # How far round-off alone had carried the run by the last checkpoint before the onset
     # (the median tensor's distance relative to its norm): what the fault must stand out of.
     roundoff: float | None = None
     error: str | None = None
 
 
-def judge(run: Run, ref: Run, noise: Run, cache: str) -> Outcome:
+def judge(run: Run, runs: list[Run], cache: str) -> Outcome:
+    """``run`` judged against its family's (``runs``) reference, with and without its noise run."""
     spec = run.spec
+    ref = next(r for r in runs if r.role == "ref")
+    noise = next(r for r in runs if r.role == "noise")
     kind = spec.fault.kind if spec.fault else "healthy"
     eps = spec.fault.eps if spec.fault and spec.fault.kind in ("compute", "lane") else None
-    null = spec.fault is not None and not changes_output(spec)
+    null = spec.fault is not None and same_weights(run.path, twin(run, runs).path)
     try:
         plain = drift_report(str(run.path), str(ref.path), device="cpu", cache_dir=cache)
         noisy = drift_report(
@@ -277,11 +280,9 @@ def main(argv: list[str]) -> int:
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as cache:
         for runs in families.values():
-            ref = next(r for r in runs if r.role == "ref")
-            noise = next(r for r in runs if r.role == "noise")
             for run in runs:
                 if run.role in ("healthy", "fault"):
-                    outcomes.append(judge(run, ref, noise, cache))
+                    outcomes.append(judge(run, runs, cache))
                     if args.verbose:
                         o = outcomes[-1]
                         print(f"{o.arch:6} {o.label:62} {o.verdict:14} {o.verdict_noise:14} "

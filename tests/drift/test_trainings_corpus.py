@@ -6,7 +6,9 @@ label says on the real model: one output channel of the site, one lane of the we
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -17,11 +19,12 @@ from paths import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 
 from denpex.checkpoints import find_checkpoints, open_checkpoint
-from trainings.corpus import HELD_OUT, TUNING, family
-from trainings.fault_effect import changes_output
+from trainings.corpus import HELD_OUT, TUNING, Run, family
 from trainings.faults import Fault, Injector
 from trainings.models import ARCHS
 from trainings.save import save_checkpoint
+from trainings.train import train
+from trainings.twin import same_weights, twin
 
 
 def test_every_architecture_is_tuned_on_or_held_out_never_both() -> None:
@@ -152,19 +155,78 @@ def test_a_lane_fault_in_fused_experts_strikes_one_row_of_each_expert() -> None:
     torch.testing.assert_close(moved[:, others], torch.full_like(moved[:, others], 0.1))
 
 
-@pytest.mark.parametrize("eps, null", [(1e-3, True), (1e-2, False)])
-def test_a_compute_fault_below_bf16_rounding_changes_no_bit(eps: float, null: bool) -> None:
-    # Qwen2's v_proj runs in bf16 under autocast: its rounding step is 2^-8..2^-7 of the value,
-    # so scaling by 1 + 1e-3 gives back the same bits and the run is healthy in effect.
-    runs = [r for r in family("qwen2") if r.role == "fault" and r.spec.fault]
-    spec = next(
-        r.spec
+def _fault_run(arch: str, site: str, eps: float) -> Run:
+    # The fault at its site and size, sharing the reference's nondeterminism.
+    runs = family(arch)
+    ref = runs[0]
+    fault = next(
+        r.spec.fault
         for r in runs
-        if r.spec.fault and r.spec.fault.kind == "compute" and "v_proj" in r.spec.fault.site
+        if r.spec.fault and r.spec.fault.kind == "compute" and site in r.spec.fault.site
     )
-    assert spec.recipe.bf16
-    assert spec.fault
-    spec = replace(spec, fault=replace(spec.fault, eps=eps))
-    assert changes_output(spec) is not null
-    # Without autocast the same fault changes its fp32 output.
-    assert changes_output(replace(spec, recipe=replace(spec.recipe, bf16=False)))
+    spec = replace(ref.spec, fault=replace(fault, eps=eps))
+    return Run(spec, "fault", spec.fault.label if spec.fault else "")
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Run], Path]:
+    """Trains a run once per module into a temporary folder, not the corpus cache."""
+    root = tmp_path_factory.mktemp("runs")
+    done: dict[str, Path] = {}
+
+    def run_path(run: Run) -> Path:
+        key = run.spec.key()
+        if key not in done:
+            train(run.spec, root / key)
+            done[key] = root / key
+        return done[key]
+
+    return run_path
+
+
+@pytest.mark.parametrize(
+    "arch, site, eps, null",
+    [
+        # Qwen2's v_proj runs in bf16 under autocast, whose rounding step is 2^-8..2^-7 of the
+        # value: 1 + 1e-3 gives back the same bits, 1 + 1e-2 does not.
+        ("qwen2", "v_proj", 1e-3, True),
+        ("qwen2", "v_proj", 1e-2, False),
+        # MobileBERT's fault channel in its first stacked MLP is a dead ReLU unit by step 50:
+        # doubling it changes its (negative) pre-activation but nothing the ReLU passes on.
+        ("mobilebert", "ffn.0.intermediate.dense", 1.0, True),
+        ("mobilebert", "attention.self.query", 1e-3, False),
+    ],
+)
+def test_a_fault_is_null_when_its_run_is_bit_for_bit_its_twin(
+    trained: Callable[[Run], Path], arch: str, site: str, eps: float, null: bool
+) -> None:
+    runs = family(arch)
+    run = _fault_run(arch, site, eps)
+    twin_run = twin(run, runs)
+    assert twin_run.role == "ref"  # same nondeterminism, no fault
+    assert same_weights(trained(run), trained(twin_run)) is null
+
+
+def test_same_weights_needs_every_step_and_every_bit(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(4, 3)
+    for name in ("a", "b", "c", "d"):
+        for step in (12, 24):
+            save_checkpoint(model, "safetensors", tmp_path / name, step)
+    assert same_weights(tmp_path / "a", tmp_path / "b")
+    save_checkpoint(model, "safetensors", tmp_path / "c", 36)  # one step more
+    assert not same_weights(tmp_path / "a", tmp_path / "c")
+    with torch.no_grad():
+        bits = model.weight.view(torch.int32)
+        bits[1, 2] ^= 1  # the lowest bit of one value
+    save_checkpoint(model, "safetensors", tmp_path / "d", 24)
+    assert not same_weights(tmp_path / "a", tmp_path / "d")
+    nan = nn.Linear(4, 3)
+    with torch.no_grad():
+        nan.weight.fill_(float("nan"))
+    for name in ("e", "f"):
+        save_checkpoint(nan, "safetensors", tmp_path / name, 12)
+    # Same bits are the same run, NaN or not: this is about what a fault changed, not a verdict.
+    assert same_weights(tmp_path / "e", tmp_path / "f")
+    (tmp_path / "empty").mkdir()
+    assert not same_weights(tmp_path / "a", tmp_path / "empty")
