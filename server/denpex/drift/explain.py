@@ -14,6 +14,7 @@ from typing import Any
 from denpex import catalog
 from denpex.drift import parted
 from denpex.drift.model import ReplicaStep, StepDiff
+from denpex.drift.sudden import Jump
 from denpex.drift.thresholds import CALIBRATION, LONE_SHARE
 from denpex.drift.tracks import LOCALISED, Departure
 from denpex.finding import Evidence, Finding, Role
@@ -128,6 +129,19 @@ def unconfirmed_channel_notes(channels: list[Departure]) -> list[str]:
         f"only when it holds nearly all of its tensor's difference ({LONE_SHARE:.0%}): not "
         "flagged. Pass --noise-ref (a second healthy run) to tell them apart"
     ]
+
+
+def jumps_in_noise(jumps: list[Jump]) -> str:
+    """Jumps the noise run made too (``noise_channels.made_it_too``): not called a flip."""
+    where = "; ".join(
+        f"{j.tensor}: one element moved by {j.max_abs:.3g} between steps "
+        f"{j.previous_step} and {j.step}"
+        for j in jumps[:3]
+    ) + (f"; and {len(jumps) - 3} more" if len(jumps) > 3 else "")
+    return (
+        f"{where}. The noise reference moved an element of the same tensor as far at the same "
+        "checkpoint: an event of this training (a choice round-off tipped), not a bit flip"
+    )
 
 
 def unconfirmed(levers: list[Departure], noise: bool) -> list[str]:

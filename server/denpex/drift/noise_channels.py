@@ -3,12 +3,15 @@
 A fault in the run cannot show in another run: where the noise run concentrates too, in the
 same channel or by taking its own lone channel in the same tensor, the run's channel is one
 the model makes sensitive, unless the run stands far beyond the noise run there. Used by the
-localised levers (``departures``).
+localised levers (``departures``); the same holds for one element's jump (``made_it_too``).
 """
 
 from __future__ import annotations
 
+import math
+
 from denpex.drift.model import TensorDiff
+from denpex.drift.sudden import Jump
 from denpex.drift.thresholds import (
     CALIBRATION,
     DOMINANT,
@@ -76,3 +79,17 @@ def explains(t: TensorDiff | None, axis: str, n: int, noise: TensorDiff | None, 
 def beyond(t: TensorDiff | None, noise: TensorDiff | None) -> bool:
     """The tensor stands ``ENVELOPE`` times further from the reference than the noise run."""
     return t is not None and noise is not None and 0 < ENVELOPE**2 * noise.diff_sq <= t.diff_sq
+
+
+def made_it_too(jump: Jump, noise_jump: Jump | None) -> bool:
+    """The noise run made a jump of its own in the same tensor at the same checkpoint, as far
+    (within ``ENVELOPE``): an event of the training, not a flip, which no other run makes.
+    SuperPoint's reruns on one CPU (2026-12-07) and its noise run alike moved one bias element
+    of the descriptor head by 0.0085-0.013 between steps 24 and 36, from 1e-8. Where the noise
+    run merely stands far from the reference (it parted), a flip there is still a flip. A
+    value turned NaN/Inf is never excused."""
+    return (
+        noise_jump is not None
+        and math.isfinite(jump.max_abs)
+        and ENVELOPE * noise_jump.max_abs >= jump.max_abs
+    )

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from denpex.drift import departures, explain, parted, stats, sudden
+from denpex.drift import departures, explain, noise_channels, parted, stats, sudden
 from denpex.drift.model import StepDiff
 from denpex.drift.sudden import Jump, StepChange
 from denpex.drift.thresholds import ALPHA, ONSET_RISE
@@ -185,6 +185,13 @@ def assess(
                 "the noise reference is bit-identical to the reference: it gives no envelope "
                 "(pass a second healthy run, not a copy)"
             )
+        noise_jumps = {(j.tensor, j.step): j for j in sudden.jumps(steps, noise_tracks)}
+        made = [
+            j for j in jumps if noise_channels.made_it_too(j, noise_jumps.get((j.tensor, j.step)))
+        ]
+        if made:
+            jumps = [j for j in jumps if j not in made]
+            notes.append(explain.jumps_in_noise(made))
     trend["method"] = (
         "noise_envelope+localisation" if noise_tracks else "self_calibration+localisation"
     )
