@@ -19,11 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 28 (2026-12-07): the one hundred and thirty-one architectures of rotations 1 to 27 are
-# all tuning now (rotation 27 held out FSMT, BitNet, DaViT, SEW and YOLOS); five new ones (Gemma 2,
-# MobileBERT, Pixtral, WavTokenizer, TimeSformer), judged once by the rule frozen for rotation 28
-# (0412ea47: with a noise run, a channel in a tensor where the noise run took a lone channel of
-# its own counts only 4x beyond it, after rotation 27), are held out.
+# Rotation 29 (2026-12-07): the one hundred and thirty-six architectures of rotations 1 to 28 are
+# all tuning now (rotation 28 held out Gemma 2, MobileBERT, Pixtral, WavTokenizer and
+# TimeSformer); five new ones (Apertus, NomicBERT, MLCD, PE-Audio, TimesFM 2.5), judged once by
+# the rule frozen for rotation 29 (29f077b9), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -41,8 +40,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "dac", "mamba2", "nllbmoe", "vitdet", "ast", "tst", "doge", "nemotronh", "aimv2",
           "mimi", "hifigan", "hrmtext", "bigbird", "dinov3", "speech2text",
           "superpoint", "ctrl", "granitehybrid", "siglip", "moonshine",
-          "vitpose", "fsmt", "bitnet", "davit", "sew", "yolos")  # fmt: skip
-HELD_OUT = ("gemma2", "mobilebert", "pixtral", "wavtokenizer", "timesformer")
+          "vitpose", "fsmt", "bitnet", "davit", "sew", "yolos", "gemma2", "mobilebert",
+          "pixtral", "wavtokenizer", "timesformer")  # fmt: skip
+HELD_OUT = ("apertus", "nomicbert", "mlcd", "peaudio", "timesfm25")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -231,6 +231,11 @@ _RECIPES = {
     "pixtral": (Recipe(weight_decay=0.05, warmup=5), "safetensors"),
     "wavtokenizer": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5, warmup=5), "pt"),
     "timesformer": (Recipe(lr=1e-3, weight_decay=0.05, clip=None, warmup=10), "deepspeed"),
+    "apertus": (Recipe(bf16=True, lr=1e-3, weight_decay=0.01, warmup=20), "deepspeed"),
+    "nomicbert": (Recipe(clip=0.5, warmup=5), "pt"),
+    "mlcd": (Recipe(lr=1e-3, weight_decay=0.05, clip=None), "dcp"),
+    "peaudio": (Recipe(lr=3e-3, weight_decay=0.01), "safetensors"),
+    "timesfm25": (Recipe(lr=1e-3, clip=0.25, warmup=5), "hf"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -2514,6 +2514,119 @@ def _timesformer() -> nn.Module:
     return TimesformerForVideoClassification(cfg)
 
 
+def _apertus() -> nn.Module:
+    from transformers import ApertusConfig, ApertusForCausalLM
+
+    _hf_quiet()
+    # Apertus, the Swiss AI open LLM: a Llama-style causal LM (GQA, rotary positions with Llama
+    # 3's frequency scaling, pre-norm RMS norms, an untied output head) whose queries and keys
+    # are RMS-normed per head (QK-norm) before they are rotated, and whose MLP is not gated:
+    # up_proj, then xIELU (a trainable activation, quadratic above zero and ELU-like below,
+    # its two slopes learned in every layer), then down_proj.
+    cfg = ApertusConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        use_cache=False, bos_token_id=0, eos_token_id=1, pad_token_id=0,
+    )  # fmt: skip
+    return ApertusForCausalLM(cfg)
+
+
+def _nomic_bert() -> nn.Module:
+    from transformers import NomicBertConfig, NomicBertForMaskedLM
+
+    _hf_quiet()
+    # NomicBERT (nomic-embed-text's encoder): post-norm as BERT (a LayerNorm after the
+    # embeddings and after each residual add) but without position embeddings: rotary
+    # positions in bias-free bidirectional attention, a bias-free SwiGLU MLP, token-type
+    # embeddings added to the tokens'; the MLM head (a dense layer, SiLU, LayerNorm) reads out
+    # through the tied token embeddings.
+    cfg = NomicBertConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, max_position_embeddings=SEQ,
+    )  # fmt: skip
+    return NomicBertForMaskedLM(cfg)
+
+
+class _Mlcd(nn.Module):
+    """MLCD's vision tower (DeepGlint's CLIP-style ViT trained by multi-label cluster
+    discrimination) with a classifier: a bias-free patch convolution and a class token but no
+    absolute positions: 2-D axial rotary positions in every attention (row and column angles,
+    each over half of the head's pairs), the class token turned by learned angles of its own;
+    a LayerNorm before the layers (CLIP's pre-norm), pre-norm LayerNorm layers with a GELU
+    MLP; a Linear on the final-norm class token."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import MLCDVisionConfig, MLCDVisionModel
+
+        _hf_quiet()
+        cfg = MLCDVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=4,
+        )  # fmt: skip
+        self.vision = MLCDVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.vision(images).pooler_output)
+
+
+class _PeAudio(nn.Module):
+    """PE-Audio's audio encoder (Meta's Perception Encoder, the audio tower of its audio-text
+    model) with a classifier: a DAC codec encoder (a 7-wide convolution, blocks of dilated
+    Snake-activated residual units and a strided convolution, 4 x 4 = 16 samples a frame here)
+    and a 1x1 bottleneck to the codec's 8-wide latent, both run under no_grad as the model
+    runs them (frozen: pretrained in the model, at torch's default convolution initialization
+    here, as the model's own rule, std 0.02, shrinks a wave twenty-thousandfold through the
+    untrained codec, its tokens' mean square far below the RMS norms' epsilon); a Linear makes
+    each codec frame a token, a class token is prepended and a residual block of two
+    GroupNorm-SiLU-convolution steps mixes neighbouring frames; pre-norm RMSNorm layers with
+    per-head QK-norm, rotary positions (rotating interleaved pairs) and a SwiGLU MLP; a final
+    RMSNorm and a Linear; a Linear on the class token's output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import PeAudioEncoder, PeAudioEncoderConfig
+
+        _hf_quiet()
+        cfg = PeAudioEncoderConfig(
+            dac_config={"encoder_hidden_size": 8, "downsampling_ratios": [4, 4],
+                        "codebook_dim": 8},
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            head_dim=16, max_position_embeddings=SEQ * 2,
+        )  # fmt: skip
+        self.encoder = PeAudioEncoder(cfg)
+        for module in self.encoder.embedder.modules():
+            if isinstance(module, nn.Conv1d):
+                module.reset_parameters()
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(waves[:, None]).pooler_output)
+
+
+def _timesfm2_5() -> nn.Module:
+    from transformers import TimesFm2_5Config, TimesFm2_5ModelForPrediction
+
+    _hf_quiet()
+    # TimesFM 2.5, TimesFM's decoder-only forecaster rebuilt: each series (one channel,
+    # univariate) is standardized by its context's statistics, cut into 4 patches of 8 steps,
+    # each patch standardized again by the running (Welford) statistics of the patches so far;
+    # a residual MLP block (fed the patch and its padding mask) makes each patch a token;
+    # causal attention with rotary positions, per-head RMS norms on the rotated queries and
+    # keys and a learned per-dimension query scale; "sandwich" RMS norms (before and after both
+    # attention and MLP), an ungated SiLU MLP; residual MLP heads forecast the next 8 steps
+    # (a mean and nine quantiles, and a continuous quantile head) from the last patch's token,
+    # the running statistics undone; the forecast of the negated series, negated back, is
+    # averaged in (flip invariance).
+    cfg = TimesFm2_5Config(
+        patch_length=8, context_length=CONTEXT, horizon_length=HORIZON, num_hidden_layers=2,
+        hidden_size=32, intermediate_size=64, head_dim=16, num_attention_heads=2,
+        num_key_value_heads=2, output_quantile_len=HORIZON, max_position_embeddings=CONTEXT,
+    )  # fmt: skip
+    return TimesFm2_5ModelForPrediction(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -3845,5 +3958,37 @@ ARCHS: dict[str, Arch] = {
               "mlp": "timesformer.encoder.layer.1.intermediate.dense",
               "embedding": "timesformer.embeddings.patch_embeddings.projection",
               "norm": "timesformer.encoder.layer.1.layernorm_after"}),
+        # Rotation 29's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Apertus: q_proj, whose output its
+        # per-head QK-norm reads, as OLMo 2's; NomicBERT: q_proj; MLCD: q_proj, the first its
+        # attention runs (it builds k_proj first), as SigLIP's; PE-Audio: the encoder's q_proj;
+        # TimesFM 2.5: q_proj, as TimesFM's), layer 1's first MLP projection (Apertus, whose MLP is
+        # ungated: up_proj, its one input projection; NomicBERT, SwiGLU: up_proj, as Gemma's; MLCD:
+        # fc1, as SigLIP's; PE-Audio, SwiGLU: up_proj; TimesFM 2.5, ungated: fc1, as TimesFM's first
+        # projection), the token (patch) embedding the model calls (Apertus: the token embeddings;
+        # NomicBERT: the word embeddings, as BERT's; MLCD: the patch convolution; PE-Audio, whose
+        # codec encoder runs frozen under no_grad: data_proj, the Linear that makes each codec frame
+        # a token, as Wav2Vec2's feature projection; TimesFM 2.5: input_ff_layer, the residual block
+        # that makes each patch a token, as TimesFM's), layer 1's pre-MLP norm (Apertus:
+        # feedforward_layernorm; NomicBERT, post-norm: post_attention_layernorm, the LayerNorm
+        # between attention and MLP, as BERT's; MLCD: layer_norm2, as SigLIP's; PE-Audio:
+        # post_attention_layernorm; TimesFM 2.5, whose MLP has a norm on either side:
+        # pre_feedforward_layernorm, as Gemma 2's). No BatchNorm in any of the five (PE-Audio's
+        # GroupNorms have one group: each sees one wave).
+        Arch("apertus", _apertus, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "feedforward_layernorm")),
+        Arch("nomicbert", _nomic_bert, _tokens, _masked_loss,
+             _lm_sites("nomic_bert.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "nomic_bert.embeddings.word_embeddings", "post_attention_layernorm")),
+        Arch("mlcd", _Mlcd, _images, _class_loss,
+             _lm_sites("vision.encoder.layers", "self_attn.q_proj", "mlp.fc1",
+                       "vision.embeddings.patch_embedding", "layer_norm2")),
+        Arch("peaudio", _PeAudio, _waves, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "encoder.embedder.data_proj", "post_attention_layernorm")),
+        Arch("timesfm25", _timesfm2_5, _series, _timesfm_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.fc1", "model.input_ff_layer",
+                       "pre_feedforward_layernorm")),
     )
 }  # fmt: skip
