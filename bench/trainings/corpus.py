@@ -19,10 +19,10 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 29 (2026-12-07): the one hundred and thirty-six architectures of rotations 1 to 28 are
-# all tuning now (rotation 28 held out Gemma 2, MobileBERT, Pixtral, WavTokenizer and
-# TimeSformer); five new ones (Apertus, NomicBERT, MLCD, PE-Audio, TimesFM 2.5), judged once by
-# the rule frozen for rotation 29 (29f077b9), are held out.
+# Rotation 30 (2026-12-07): the one hundred and forty-one architectures of rotations 1 to 29 are
+# all tuning now (rotation 29 held out Apertus, NomicBERT, MLCD, PE-Audio and TimesFM 2.5); five
+# new ones (Nemotron, X-MOD, PP-LCNetV4, VibeVoice's acoustic encoder, Kimi Linear), judged once
+# by the rule frozen for rotation 30 (29f077b9), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -41,8 +41,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "mimi", "hifigan", "hrmtext", "bigbird", "dinov3", "speech2text",
           "superpoint", "ctrl", "granitehybrid", "siglip", "moonshine",
           "vitpose", "fsmt", "bitnet", "davit", "sew", "yolos", "gemma2", "mobilebert",
-          "pixtral", "wavtokenizer", "timesformer")  # fmt: skip
-HELD_OUT = ("apertus", "nomicbert", "mlcd", "peaudio", "timesfm25")
+          "pixtral", "wavtokenizer", "timesformer", "apertus", "nomicbert", "mlcd", "peaudio",
+          "timesfm25")  # fmt: skip
+HELD_OUT = ("nemotron", "xmod", "pplcnetv4", "vibevoice", "kimilinear")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -236,6 +237,14 @@ _RECIPES = {
     "mlcd": (Recipe(lr=1e-3, weight_decay=0.05, clip=None), "dcp"),
     "peaudio": (Recipe(lr=3e-3, weight_decay=0.01), "safetensors"),
     "timesfm25": (Recipe(lr=1e-3, clip=0.25, warmup=5), "hf"),
+    "nemotron": (Recipe(bf16=True, clip=0.5, warmup=5), "hf"),
+    "xmod": (Recipe(lr=1e-3, weight_decay=0.01, warmup=20), "dcp"),
+    "pplcnetv4": (
+        Recipe(optimizer="sgd", lr=0.05, weight_decay=4e-5, clip=None, warmup=5),
+        "safetensors",
+    ),
+    "vibevoice": (Recipe(lr=3e-3, weight_decay=0.05, clip=None, warmup=10), "pt"),
+    "kimilinear": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.25), "deepspeed"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -2627,6 +2627,132 @@ def _timesfm2_5() -> nn.Module:
     return TimesFm2_5ModelForPrediction(cfg)
 
 
+def _nemotron() -> nn.Module:
+    from transformers import NemotronConfig, NemotronForCausalLM
+
+    _hf_quiet()
+    # Nemotron (NVIDIA's Nemotron-4 and Minitron LLMs): a pre-norm causal LM whose norms are
+    # LayerNorm1P (a LayerNorm with a bias whose gain is 1 + its weight, the weight stored
+    # centred on zero; the library initializes it at one), GQA with rotary positions on half of
+    # each head's dimensions (the other half unrotated), an ungated MLP (up_proj, squared ReLU,
+    # down_proj), no biases in its projections, an untied output head.
+    cfg = NemotronConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        use_cache=False, bos_token_id=0, eos_token_id=1, pad_token_id=0,
+    )  # fmt: skip
+    return NemotronForCausalLM(cfg)
+
+
+def _xmod() -> nn.Module:
+    from transformers import XmodConfig, XmodForMaskedLM
+
+    _hf_quiet()
+    # X-MOD (Meta's modular multilingual RoBERTa): RoBERTa's post-norm masked LM (learned
+    # absolute positions counted past the padding index, token types, a LayerNorm on the
+    # embeddings) whose every layer ends in a language adapter: the MLP's output, added to its
+    # input and LayerNormed, feeds a bottleneck of its language's own (dense1 to half the
+    # width, GELU, dense2), whose output is added back to that normed input; one language here,
+    # the default. The MLM head (a dense layer, GELU, LayerNorm) reads out through the tied word
+    # embeddings. Its padding index is 1, the masked loss's mask token, as MPNet's: masked
+    # tokens get no position embedding (that row is zero and frozen) and shift later positions.
+    cfg = XmodConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, max_position_embeddings=SEQ + 2, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, pad_token_id=1, languages=("en_XX",),
+        default_language="en_XX",
+    )  # fmt: skip
+    return XmodForMaskedLM(cfg)
+
+
+class _PPLCNetV4(nn.Module):
+    """PP-LCNetV4's backbone (PaddleOCR's) with a classifier: PP-HGNetV2's stem (a stride-2
+    3x3 convolution; beside a max pool of its output, a pair of 2x2 convolutions, halving the
+    channels and back; the two concatenated, then a 3x3 (stride 1 here, not 2: 16-pixel images)
+    and a 1x1 convolution; each convolution-BatchNorm-ReLU), then blocks that mix space and then
+    channels: a depthwise 3x3 token convolution (plain, with a bias, where the block keeps its
+    shape and is residual; a convolution-BatchNorm where it widens or strides),
+    squeeze-and-excitation in some blocks, a channel MLP of two 1x1 convolution-BatchNorm layers
+    with GELU between them, added to the token convolution's output where the block is
+    residual. Global average pooling and a Linear on the last stage's map. BatchNorm
+    throughout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import PPLCNetV4Backbone, PPLCNetV4Config
+
+        _hf_quiet()
+        cfg = PPLCNetV4Config(
+            stem_channels=[3, 8, 16], stem_strides=[2, 1, 1, 1, 1],
+            block_configs=[[[3, 16, 16, 1, True]], [[3, 16, 24, 1, False], [3, 24, 24, 1, False]],
+                           [[3, 24, 32, 2, False], [3, 32, 32, 1, True]],
+                           [[3, 32, 64, 2, False], [3, 64, 64, 1, True]]],
+            out_features=["stage4"],
+        )  # fmt: skip
+        self.backbone = PPLCNetV4Backbone(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.backbone(images).feature_maps[-1].mean((2, 3)))
+
+
+class _VibeVoice(nn.Module):
+    """VibeVoice's acoustic tokenizer encoder (Microsoft's sigma-VAE speech codec, the one whose
+    latents VibeVoice's TTS models read) with a classifier: every convolution causal (padded on
+    the left only): a 7-wide stem convolution, then stages of 1-d ConvNeXt blocks (an RMS norm
+    over the channels, a depthwise 7-wide convolution, a layer scale (initialized at 1e-6) and a
+    residual add; an RMS norm, a GELU MLP of two Linears, a layer scale and a residual add), each
+    stage after the first opened by a strided convolution (4 x 4 = 16 samples a frame here)
+    doubling the channels; a 7-wide convolution makes the latent frames (the noise the full
+    sigma-VAE adds to them is drawn outside the encoder: none here). A Linear on the latent
+    frames' mean."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import (
+            VibeVoiceAcousticTokenizerEncoderConfig,
+            VibeVoiceAcousticTokenizerEncoderModel,
+        )
+
+        _hf_quiet()
+        cfg = VibeVoiceAcousticTokenizerEncoderConfig(
+            channels=1, hidden_size=32, kernel_size=7, num_filters=16, downsampling_ratios=[4, 4],
+            depths=[2, 2, 2],
+        )  # fmt: skip
+        self.encoder = VibeVoiceAcousticTokenizerEncoderModel(cfg)
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(waves[:, None]).latents.mean(1))
+
+
+def _kimi_linear() -> nn.Module:
+    from transformers import KimiLinearConfig, KimiLinearForCausalLM
+
+    _hf_quiet()
+    # Kimi Linear (Moonshot's hybrid linear-attention LLM): Kimi Delta Attention layers (queries,
+    # keys and values each projected, then a short causal depthwise convolution and SiLU,
+    # queries and keys L2-normed; a gated delta rule whose state decays by a per-channel forget
+    # gate, a low-rank projection through a softplus, and is written with a per-head strength,
+    # the sigmoid of a projection; the output RMS-normed and gated by the sigmoid of another
+    # low-rank projection) interleaved with MLA full-attention layers (DeepSeek's keys and values
+    # decompressed from a normed latent, no positions at all: NoPE); pre-norm RMS norms; the
+    # first layer's MLP a dense SwiGLU, the others a mixture of experts (sigmoid router with a
+    # score correction bias, top 2 of 4 SwiGLU experts, their weights renormalized and scaled,
+    # beside a shared SwiGLU expert). Here layer 0 is KDA with the dense MLP, layer 1 MLA with
+    # the mixture.
+    cfg = KimiLinearConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4, kv_lora_rank=32,
+        q_lora_rank=None, qk_rope_head_dim=8, qk_nope_head_dim=16, v_head_dim=16,
+        num_local_experts=4, num_experts_per_tok=2, n_shared_experts=1,
+        layer_types=["linear_attention", "full_attention"], mlp_layer_types=["dense", "sparse"],
+        linear_head_dim=16, linear_num_heads=4, max_position_embeddings=SEQ, use_cache=False,
+        pad_token_id=0, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return KimiLinearForCausalLM(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -3990,5 +4116,49 @@ ARCHS: dict[str, Arch] = {
         Arch("timesfm25", _timesfm2_5, _series, _timesfm_loss,
              _lm_sites("model.layers", "self_attn.q_proj", "mlp.fc1", "model.input_ff_layer",
                        "pre_feedforward_layernorm")),
+        # Rotation 30's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Nemotron: q_proj; X-MOD: the query, as
+        # BERT's; Kimi Linear, whose layer 0 is a Kimi Delta Attention layer: its q_proj, the query
+        # projection in front of the short convolution and the delta rule, as xLSTM's q), layer 1's
+        # first MLP projection (Nemotron, ungated: up_proj, its one input projection, as Apertus's;
+        # X-MOD: intermediate.dense, as BERT's, its language adapter coming after the MLP; Kimi
+        # Linear, whose layer 1 is a mixture of experts beside a shared expert: the shared expert's
+        # up_proj, as DeepSeek-V3's), the token embedding the model calls (Nemotron and Kimi
+        # Linear: the token embeddings; X-MOD: the word embeddings, as BERT's), layer 1's pre-MLP
+        # norm (Nemotron: post_attention_layernorm, a LayerNorm1P; X-MOD, post-norm: the norm
+        # between attention and MLP, as BERT's; Kimi Linear: post_attention_layernorm, as
+        # DeepSeek-V3's); for PP-LCNetV4, whose first stage has one block, as PP-LCNet's: the
+        # stem's (first) convolution (stem1, as HGNetV2's), the second block's first convolution
+        # (stage 1's first block's depthwise token convolution), the first convolution of the
+        # first block of the next stage (stage 2's first block's token convolution), and the
+        # `conv` convolution's BatchNorm; for VibeVoice's encoder (a convnet, no attention), whose
+        # first stage is the ConvNeXt blocks after its stem convolution, as ConvNeXt's: the stem's
+        # convolution, the second block's first convolution (the depthwise convolution of stage
+        # 0's second block), the first convolution of the next stage (the strided convolution that
+        # opens stage 1: its first block's depthwise convolution, the rule's, has a 3-d weight of
+        # one input channel, which the lane fault, reading a 3-d weight's rows at their second
+        # axis as fused experts', cannot strike), and the `conv` convolution's norm (the RMS norm
+        # in front of it, as PoolFormer's GroupNorm). PP-LCNetV4 has BatchNorm throughout; none of
+        # the others has any.
+        Arch("nemotron", _nemotron, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("xmod", _xmod, _tokens, _masked_loss,
+             _lm_sites("roberta.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "roberta.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("pplcnetv4", _PPLCNetV4, _images, _class_loss,
+             {"conv": "backbone.encoder.blocks.1.blocks.0.token_conv.convolution",
+              "conv-late": "backbone.encoder.blocks.2.blocks.0.token_conv.convolution",
+              "stem": "backbone.encoder.convolution.stem1.convolution",
+              "norm": "backbone.encoder.blocks.1.blocks.0.token_conv.normalization"},
+             batchnorm=True),
+        Arch("vibevoice", _VibeVoice, _waves, _class_loss,
+             {"conv": "encoder.stem.stage.1.mixer.conv",
+              "conv-late": "encoder.conv_layers.0.conv.conv",
+              "stem": "encoder.stem.conv.conv",
+              "norm": "encoder.stem.stage.1.norm"}),
+        Arch("kimilinear", _kimi_linear, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.shared_experts.up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
     )
 }  # fmt: skip
