@@ -1,6 +1,6 @@
 """False-alarm and detection rates of the drift verdict on the real-training corpus.
 
-Every run of bench/trainings (forty-one architectures from real libraries, real optimizers, real
+Every run of bench/trainings (architectures from real libraries, real optimizers, real
 sources of nondeterminism) is judged end to end as `denpex drift RUN --ref REF` and as
 `denpex drift RUN --ref REF --noise-ref NOISE` do, beside the naive monitor (Mann-Kendall on
 the global L2 distance, alarm at p < 0.01) computed from the same reports. A fault whose
