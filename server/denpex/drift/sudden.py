@@ -16,6 +16,7 @@ from denpex.drift.thresholds import (
     JUMP_NOISY_NUMEL,
     JUMP_NOISY_OWN,
     JUMP_NOISY_RISE,
+    JUMP_NOISY_SCALE,
     JUMP_NOISY_SHARE,
     JUMP_PRIOR_RISE,
     JUMP_SCALE,
@@ -86,7 +87,7 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                     t.max_abs >= JUMP_FACTOR * max(before, 1e-6 * rms)
                     and t.max_abs**2 >= JUMP_SINGLE * added
                 )
-                or _stands_out(t, prev)
+                or _stands_out(t, prev, rms)
             ):
                 later = [u.max_abs for u in track[i + 1 :] if u is not None]
                 # A run that blows up to NaN afterwards is still a one-off corruption.
@@ -110,12 +111,14 @@ def _diverging(track: list[TensorDiff | None], i: int) -> bool:
     return a.max_abs >= JUMP_PRIOR_RISE * b.max_abs
 
 
-def _stands_out(t: TensorDiff, prev: TensorDiff) -> bool:
+def _stands_out(t: TensorDiff, prev: TensorDiff, rms: float) -> bool:
     """One element leaving the round-off of a run already apart from its reference: round-off
     spreads over a tensor's elements, a flipped one takes a share of its own at once. The
     element must also be most of its row's and column's excess: a faulty channel (a row
-    scaled x2) lifts a whole row, whose largest element then holds a fifth of it."""
-    if t.numel < JUMP_NOISY_NUMEL or prev.diff_sq <= 0:
+    scaled x2) lifts a whole row, whose largest element then holds a fifth of it. And it must
+    move by a visible part of the tensor's scale: chaos can gather in one element too, but
+    small."""
+    if t.numel < JUMP_NOISY_NUMEL or prev.diff_sq <= 0 or t.max_abs < JUMP_NOISY_SCALE * rms:
         return False
     share, before = t.max_abs**2 / t.diff_sq, prev.max_abs**2 / prev.diff_sq
     tops = [top for n, top in ((t.rows, t.top_row_share), (t.cols, t.top_col_share)) if n > 1]

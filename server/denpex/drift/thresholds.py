@@ -62,6 +62,11 @@ JUMP_NOISY_SHARE = 0.1
 JUMP_NOISY_RISE = 5.0
 JUMP_NOISY_NUMEL = 256  # a BatchNorm vector's few elements hold such shares by chance
 JUMP_NOISY_OWN = 0.5  # ... and >= half of its row's and its column's share (not a channel)
+# ... and it moved by >= 5% of the tensor's RMS. Kimi Linear's healthy reruns (rotation 30,
+# held out) passed the rest late in training, one short-convolution element rising 6-9x to
+# 0.7-2.1% of its RMS as the runs parted; the flips this test found on the tuning corpus moved
+# 13.5-281% of it (a bit-22 flip moves its element by a quarter to a half of its value).
+JUMP_NOISY_SCALE = 0.05
 STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
 STEP_RISE = 10.0  # ... from a tenth of that or less one checkpoint before (round-off creeps)
 STEP_HOLD = 0.5  # ... and stays above half of that at every later checkpoint
