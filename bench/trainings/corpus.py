@@ -19,10 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 30 (2026-12-07): the one hundred and forty-one architectures of rotations 1 to 29 are
-# all tuning now (rotation 29 held out Apertus, NomicBERT, MLCD, PE-Audio and TimesFM 2.5); five
-# new ones (Nemotron, X-MOD, PP-LCNetV4, VibeVoice's acoustic encoder, Kimi Linear), judged once
-# by the rule frozen for rotation 30 (29f077b9), are held out.
+# Rotation 31 (2026-12-07): the one hundred and forty-six architectures of rotations 1 to 30 are
+# all tuning now (rotation 30 held out Nemotron, X-MOD, PP-LCNetV4, VibeVoice's acoustic encoder
+# and Kimi Linear); five new ones (StableLM 2, Longformer, Pix2Struct's image encoder, Moonshine
+# Streaming's speech encoder, Llama 4), judged once by the rule frozen for rotation 31
+# (43b2fd47), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -42,8 +43,8 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "superpoint", "ctrl", "granitehybrid", "siglip", "moonshine",
           "vitpose", "fsmt", "bitnet", "davit", "sew", "yolos", "gemma2", "mobilebert",
           "pixtral", "wavtokenizer", "timesformer", "apertus", "nomicbert", "mlcd", "peaudio",
-          "timesfm25")  # fmt: skip
-HELD_OUT = ("nemotron", "xmod", "pplcnetv4", "vibevoice", "kimilinear")
+          "timesfm25", "nemotron", "xmod", "pplcnetv4", "vibevoice", "kimilinear")  # fmt: skip
+HELD_OUT = ("stablelm", "longformer", "pix2struct", "moonshinestream", "llama4")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -245,6 +246,11 @@ _RECIPES = {
     ),
     "vibevoice": (Recipe(lr=3e-3, weight_decay=0.05, clip=None, warmup=10), "pt"),
     "kimilinear": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.25), "deepspeed"),
+    "stablelm": (Recipe(bf16=True, lr=1e-3, weight_decay=0.01, warmup=20), "pt"),
+    "longformer": (Recipe(lr=1e-3, weight_decay=0.01, clip=0.5, warmup=5), "hf"),
+    "pix2struct": (Recipe(weight_decay=0.05, clip=None, warmup=10), "dcp"),
+    "moonshinestream": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5, warmup=5), "deepspeed"),
+    "llama4": (Recipe(clip=0.25, warmup=10), "safetensors"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

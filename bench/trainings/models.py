@@ -2753,6 +2753,149 @@ def _kimi_linear() -> nn.Module:
     return KimiLinearForCausalLM(cfg)
 
 
+def _stablelm() -> nn.Module:
+    from transformers import StableLmConfig, StableLmForCausalLM
+
+    _hf_quiet()
+    # StableLM 2 (Stability AI's; its 12B's layout): a causal LM whose layers are parallel
+    # (attention and MLP both read one LayerNorm of the input and are added to it together, as
+    # GPT-NeoX's), whose queries and keys are LayerNormed per head (a bias-free LayerNorm of
+    # each head's own) before rotary positions on the first quarter of each head's dimensions
+    # (the other three quarters unrotated); GQA, no biases in its projections, a SwiGLU MLP,
+    # LayerNorms with biases, an untied output head.
+    cfg = StableLmConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        use_qkv_bias=False, qk_layernorm=True, use_parallel_residual=True, use_cache=False,
+        bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return StableLmForCausalLM(cfg)
+
+
+def _longformer() -> nn.Module:
+    from transformers import LongformerConfig, LongformerForMaskedLM
+
+    _hf_quiet()
+    # Longformer (AllenAI's long-document RoBERTa): RoBERTa's post-norm masked LM (learned
+    # absolute positions counted past the padding index, token types, a LayerNorm on the
+    # embeddings; the MLM head a dense layer, GELU and LayerNorm read out through the tied word
+    # embeddings) whose self-attention is local: each token attends to a sliding window of its
+    # neighbours on either side (512 wide in the released models, 8 here: 4 each side and
+    # itself), computed as banded matmuls over overlapping chunks of the sequence. Tokens a task
+    # marks global attend to and are attended by every token through query, key and value
+    # projections of their own; masked-LM pretraining marks none, and neither does this one:
+    # those projections go unused. Its padding index is 1, the masked loss's mask token, as
+    # X-MOD's: masked tokens get no position embedding (that row is zero and frozen) and shift
+    # later positions.
+    cfg = LongformerConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, max_position_embeddings=SEQ + 2, attention_window=8,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pad_token_id=1,
+    )  # fmt: skip
+    return LongformerForMaskedLM(cfg)
+
+
+class _Pix2Struct(nn.Module):
+    """Pix2Struct's image encoder (Google's screenshot-parsing image-to-text model; MatCha's and
+    DePlot's too) with a classifier: each image standardized by its own mean and deviation and
+    cut into patches (4x4 here, 16x16 in the released models), each flattened behind its
+    1-based row and column numbers, as its image processor does (whose resize to its patch
+    budget keeps a 16x16 image's size at 16 patches); a Linear projects each patch, to which
+    learned row and column embeddings are added (2-d absolute positions, no class token);
+    pre-norm T5 layers: T5's RMS norms (no mean, no bias), attention without biases or a
+    1/sqrt(d) scale, a gated-GELU MLP (wi_0 GELU'd times wi_1, then wo); a final RMS norm. A
+    Linear on the patch tokens' mean. The library's init range for this encoder (1e-10, a
+    placeholder its converted checkpoints overwrite) would start every projection at zero:
+    0.02 here, as ViT's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Pix2StructVisionConfig, Pix2StructVisionModel
+
+        _hf_quiet()
+        cfg = Pix2StructVisionConfig(
+            hidden_size=64, patch_embed_hidden_size=3 * 4 * 4, d_ff=128, d_kv=16,
+            num_hidden_layers=2, num_attention_heads=4, seq_len=16, initializer_range=0.02,
+        )  # fmt: skip
+        self.backbone = Pix2StructVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        n, c, h, w = images.shape
+        std = images.std(dim=(1, 2, 3), keepdim=True).clamp_min((c * h * w) ** -0.5)
+        images = (images - images.mean(dim=(1, 2, 3), keepdim=True)) / std
+        # Patches flattened (row, column, channel) within, in rows of columns, as the processor.
+        patches = nn.functional.unfold(images, 4, stride=4).reshape(n, c, 4, 4, -1)
+        patches = patches.permute(0, 4, 2, 3, 1).reshape(n, -1, c * 16)
+        grid = torch.arange(h // 4, dtype=images.dtype) + 1
+        rows = grid.repeat_interleave(w // 4).expand(n, -1)[..., None]
+        cols = grid.repeat(h // 4).expand(n, -1)[..., None]
+        flat = torch.cat([rows, cols, patches], -1)
+        return self.head(self.backbone(flattened_patches=flat).last_hidden_state.mean(1))
+
+
+class _MoonshineStreaming(nn.Module):
+    """Moonshine Streaming's speech encoder (Useful Sensors' low-latency ASR) with a classifier:
+    the raw waveform cut into 5 ms frames (80 samples), each centred and scaled by its own RMS
+    (CMVN per frame), compressed by asinh(k x) with a learned k, projected by a Linear without
+    bias and SiLU'd; two causal convolutions (kernel 5, stride 2, padded on the left only; SiLU
+    between them) make one token every 20 ms; pre-norm transformer layers with no positions at
+    all (the causal convolutions carry them), each attending within a sliding window of its own
+    (in the released models 16 tokens back, and 3 ahead in the first and last two layers, none
+    in the middle ones), a GELU MLP, LayerNorms whose gain is 1 + a weight stored centred on
+    zero; a final such norm. Mean pooling over the tokens and a Linear. The sliding windows are
+    masks built only from an attention mask: one of ones is passed. The 320 samples of _waves
+    are resampled (linearly) to ten times their rate, 3200 samples: 40 frames, 10 tokens, windows
+    of 4 tokens back (layer 0: and 1 ahead; layer 1: none)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import MoonshineStreamingEncoderConfig
+        from transformers.models.moonshine_streaming.modeling_moonshine_streaming import (
+            MoonshineStreamingEncoder,
+        )
+
+        _hf_quiet()
+        cfg = MoonshineStreamingEncoderConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=4, sliding_windows=[[4, 2], [4, 0]],
+        )  # fmt: skip
+        self.encoder = MoonshineStreamingEncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        waves = nn.functional.interpolate(waves[:, None], scale_factor=10, mode="linear")[:, 0]
+        mask = torch.ones_like(waves, dtype=torch.long)
+        return self.head(self.encoder(waves, attention_mask=mask).last_hidden_state.mean(1))
+
+
+def _llama4() -> nn.Module:
+    from transformers import Llama4ForCausalLM, Llama4TextConfig
+
+    _hf_quiet()
+    # Llama 4 (Meta's; Scout's text model): a pre-norm causal LM (RMS norms, GQA, no biases, an
+    # untied output head) whose layers interleave two attentions: three in four rotate
+    # interleaved pairs of each head's dimensions (RoPE, theta 500000), then L2-normalize the
+    # queries and keys (a weightless RMS norm), and attend only within chunks of the sequence
+    # (8192 tokens, causal inside a chunk); every fourth has no positions at all (NoPE), attends
+    # to the whole causal past and scales its queries by a temperature growing with the log of
+    # the position (1 + 0.1 log(1 + floor((p + 1) / 8192))). Every layer's MLP is a mixture of
+    # experts: a router whose top-1 logit's sigmoid scales the token before its expert (SwiGLU
+    # experts fused into (experts, in, 2 x out) and (experts, out, in) tensors, every expert
+    # run on every token through batched matmuls, the unrouted ones on zeros), beside a shared
+    # SwiGLU expert every token goes through. Here layer 0 is chunked RoPE attention (chunks of
+    # 8 tokens), layer 1 NoPE (its temperature's floor scaled down to 8 with the chunks), each
+    # with a mixture of four experts.
+    cfg = Llama4TextConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=1,
+        no_rope_layers=[1, 0], attention_chunk_size=8, floor_scale=8,
+        max_position_embeddings=SEQ, use_cache=False,
+    )  # fmt: skip
+    return Llama4ForCausalLM(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -4159,6 +4302,40 @@ ARCHS: dict[str, Arch] = {
               "norm": "encoder.stem.stage.1.norm"}),
         Arch("kimilinear", _kimi_linear, _tokens, _causal_loss,
              _lm_sites("model.layers", "self_attn.q_proj", "mlp.shared_experts.up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        # Rotation 31's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (StableLM 2, Llama 4: q_proj;
+        # Longformer: its local attention's query, as BERT's (the global query goes unused);
+        # Pix2Struct: the query, as T5's q; Moonshine Streaming: the encoder's q_proj, as
+        # Moonshine's), layer 1's first MLP projection (StableLM 2, SwiGLU: up_proj, as Gemma's;
+        # Llama 4, whose layer 1 is a mixture of experts beside a shared expert: the shared
+        # expert's up_proj, as DeepSeek-V3's; Longformer: intermediate.dense, as BERT's;
+        # Pix2Struct, gated-GELU: wi_1, the linear branch, as LongT5's; Moonshine Streaming: fc1,
+        # as Moonshine's), the token (patch) embedding the model calls (StableLM 2, Llama 4: the
+        # token embeddings; Longformer: the word embeddings, as BERT's; Pix2Struct: the patch
+        # projection, a Linear on each flattened patch, as ViT's patch convolution; Moonshine
+        # Streaming, which reads waveforms: the Linear that makes each 5 ms frame a vector, its
+        # stem's convolutions after it returning their outputs with their masks, pairs, which the
+        # compute fault cannot scale), layer 1's pre-MLP norm (StableLM 2, parallel: the one
+        # LayerNorm both branches read, input_layernorm, as Falcon's; Llama 4:
+        # post_attention_layernorm, as Mixtral's; Longformer, post-norm: the norm between
+        # attention and MLP, as BERT's; Pix2Struct: pre_mlp_layer_norm, an RMS norm; Moonshine
+        # Streaming: post_attention_layernorm, a LayerNorm of gain 1 + weight, as Moonshine's). No
+        # BatchNorm in any of the five.
+        Arch("stablelm", _stablelm, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "input_layernorm")),
+        Arch("longformer", _longformer, _tokens, _masked_loss,
+             _lm_sites("longformer.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "longformer.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("pix2struct", _Pix2Struct, _images, _class_loss,
+             _lm_sites("backbone.encoder.layer", "attention.query", "mlp.wi_1",
+                       "backbone.embeddings.patch_projection", "pre_mlp_layer_norm")),
+        Arch("moonshinestream", _MoonshineStreaming, _waves, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "mlp.fc1", "encoder.embedder.linear",
+                       "post_attention_layernorm")),
+        Arch("llama4", _llama4, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "feed_forward.shared_expert.up_proj",
                        "model.embed_tokens", "post_attention_layernorm")),
     )
 }  # fmt: skip
