@@ -2896,6 +2896,136 @@ def _llama4() -> nn.Module:
     return Llama4ForCausalLM(cfg)
 
 
+def _glm4() -> nn.Module:
+    from transformers import Glm4Config, Glm4ForCausalLM
+
+    _hf_quiet()
+    # GLM-4 (Zhipu AI's; GLM-4-0414's layout): a causal LM whose layers are sandwich-normed: four
+    # RMS norms a layer, one in front of each sublayer (input_layernorm before the attention,
+    # post_attention_layernorm before the MLP) and one on each sublayer's output before it
+    # joins the residual (post_self_attn_layernorm, post_mlp_layernorm), as Gemma 2's; GQA with
+    # biases on the query, key and value projections only; rotary positions on the first half
+    # of each head's dimensions, rotating adjacent (interleaved) pairs, the other half
+    # unrotated; a SwiGLU MLP whose gate and up projections are one fused Linear (gate_up_proj,
+    # its first half the gate), an untied output head.
+    cfg = Glm4Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return Glm4ForCausalLM(cfg)
+
+
+def _dbrx() -> nn.Module:
+    from transformers import DbrxConfig, DbrxForCausalLM
+
+    _hf_quiet()
+    # DBRX (Databricks'): a pre-norm causal LM with LayerNorms without biases and no biases in
+    # any projection; its attention's query, key and value come from one fused Linear (Wqkv,
+    # GQA) whose outputs are clamped to [-8, 8] (clip_qkv) before rotary positions (theta
+    # 500000); every layer's MLP is a fine-grained mixture of experts (16 experts, 4 a token,
+    # in the released model): a bias-free router's softmax, its top-k weights renormalized to
+    # sum to one (an L1 norm), SwiGLU experts whose gate (w1), up (v1) and down (w2) weights
+    # are each one (experts x expert width, model width) tensor, run expert by expert on their
+    # tokens; no shared expert; a final bias-free LayerNorm, an untied output head. Here 8
+    # experts, 2 a token (the same share). Its attention reads a rope_theta its attention
+    # config does not define: given there too (the rotary embedding reads rope_parameters).
+    cfg = DbrxConfig(
+        d_model=64, n_heads=4, n_layers=2, max_seq_len=SEQ, vocab_size=VOCAB,
+        attn_config={"clip_qkv": 8.0, "kv_n_heads": 2, "rope_theta": 500000.0},
+        ffn_config={"ffn_hidden_size": 64, "moe_num_experts": 8, "moe_top_k": 2},
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, use_cache=False,
+    )  # fmt: skip
+    return DbrxForCausalLM(cfg)
+
+
+def _eurobert() -> nn.Module:
+    from transformers import EuroBertConfig, EuroBertForMaskedLM
+
+    _hf_quiet()
+    # EuroBERT (a European multilingual encoder family): Llama's layer read both ways, a
+    # bidirectional masked LM: pre-norm RMS norms, rotary positions, no biases, a SwiGLU MLP, a
+    # final RMS norm; its masked-LM head one Linear (no dense, activation or norm in front,
+    # untied from the token embeddings). No token types, no absolute positions. Its padding
+    # token here is 0 (BERT's; that embedding row stays zero), its mask token 1.
+    cfg = EuroBertConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=SEQ,
+        pad_token_id=0, bos_token_id=0, eos_token_id=0, mask_token_id=1, use_cache=False,
+    )  # fmt: skip
+    return EuroBertForMaskedLM(cfg)
+
+
+class _ImageGpt(nn.Module):
+    """ImageGPT (OpenAI's iGPT) with its classification head: an image read as a sequence, a
+    causal transformer over its pixels in raster order, each pixel replaced by the index of its
+    nearest colour cluster, as its image processor does (512 k-means centroids of ImageNet's
+    pixels in the released models; here 128 colours drawn once from the images' own
+    distribution, a fixed buffer; distances taken element by element in float64, so every split
+    of a batch quantizes alike); GPT-2's pre-norm blocks (a fused c_attn, learned absolute
+    positions) with its own norm, a LayerNorm that neither centres nor has a bias (x over its
+    root mean square, times a gain), and a quick-GELU MLP (x sigmoid(1.702 x)); a final such
+    norm. ImageGPTForImageClassification average-pools the hidden states over the pixels and
+    scores them with a bias-free Linear. 16x16 images: 256 tokens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import ImageGPTConfig, ImageGPTForImageClassification
+
+        _hf_quiet()
+        cfg = ImageGPTConfig(
+            vocab_size=VOCAB + 1, n_positions=IMAGE * IMAGE, n_embd=64, n_layer=2, n_head=4,
+            n_inner=128, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, num_labels=CLASSES,
+            use_cache=False,
+        )  # fmt: skip
+        self.gpt = ImageGPTForImageClassification(cfg)
+        # The images' pixels: a prototype's N(0, 1) plus N(0, 0.8^2) noise.
+        colours = torch.randn(VOCAB, 3, generator=torch.Generator().manual_seed(0)) * 1.28
+        self.register_buffer("clusters", colours, persistent=False)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        pixels = images.flatten(2).transpose(1, 2).double()
+        ids = ((pixels[:, :, None] - self.clusters.double()) ** 2).sum(-1).argmin(-1)
+        return self.gpt(input_ids=ids).logits
+
+
+class _SpeechT5(nn.Module):
+    """SpeechT5's speech encoder (Microsoft's unified speech-text model; its speech recognition
+    and voice conversion read speech through it) with a classifier. Its speech prenet is
+    wav2vec 2.0's: a strided conv1d feature encoder without biases (GroupNorm on its first
+    layer, GELU), a LayerNorm and a Linear feature projection, a weight-normed grouped
+    convolutional position embedding added; then fairseq's sinusoidal absolute positions added
+    as well. Its shared encoder: a LayerNorm on its input, then post-norm layers (attention,
+    add, LayerNorm; GELU MLP, add, LayerNorm) whose attention adds relative-position terms
+    (Shaw et al.'s): each query's dot products with learned embeddings of each key's offset
+    from it (clipped at 160 either way), one table of head-size vectors that every layer and
+    head shares. Mean pooling over the frames and a Linear. SpecAugment and LayerDrop off: both
+    draw randoms. The feature encoder's two layers as Wav2Vec2's here: 31 frames."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import SpeechT5Config
+        from transformers.models.speecht5.modeling_speecht5 import (
+            SpeechT5EncoderWithSpeechPrenet,
+        )
+
+        _hf_quiet()
+        cfg = SpeechT5Config(
+            hidden_size=64, encoder_layers=2, encoder_attention_heads=4, encoder_ffn_dim=128,
+            decoder_layers=1, decoder_attention_heads=4, decoder_ffn_dim=128,
+            conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), feat_extract_norm="group",
+            num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+            hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+            positional_dropout=0.0, feat_proj_dropout=0.0, encoder_layerdrop=0.0,
+            apply_spec_augment=False, mask_time_prob=0.0,
+        )  # fmt: skip
+        self.encoder = SpeechT5EncoderWithSpeechPrenet(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, waves: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encoder(waves).last_hidden_state.mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -4337,5 +4467,41 @@ ARCHS: dict[str, Arch] = {
         Arch("llama4", _llama4, _tokens, _causal_loss,
              _lm_sites("model.layers", "self_attn.q_proj", "feed_forward.shared_expert.up_proj",
                        "model.embed_tokens", "post_attention_layernorm")),
+        # Rotation 32's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (GLM-4, EuroBERT: q_proj; DBRX: its
+        # fused Wqkv, whose outputs its clamp reads, as Falcon's query_key_value; ImageGPT: its
+        # fused c_attn, as GPT-2's; SpeechT5: the encoder's q_proj, as Wav2Vec2's), layer 1's
+        # first MLP projection (GLM-4, whose gate and up projections are one Linear: that
+        # gate_up_proj, its one input projection; DBRX, a mixture of experts with no shared
+        # expert: its experts, as Mixtral's, the lane fault on their up weights v1, whose rows
+        # stack expert after expert, so it strikes one row of one expert; EuroBERT, SwiGLU:
+        # up_proj, as Gemma's; ImageGPT: c_fc, as GPT-2's; SpeechT5: intermediate_dense, as
+        # Wav2Vec2's), the token embedding the model calls (GLM-4, DBRX, EuroBERT: the token
+        # embeddings; ImageGPT, which reads colour-cluster indices: their embeddings, wte, as
+        # GPT-2's; SpeechT5, which reads waveforms: the feature projection's Linear that turns
+        # conv frames into tokens, as Wav2Vec2's), layer 1's pre-MLP norm (GLM-4, whose MLP has
+        # a norm on either side: post_attention_layernorm, the one in front, as Gemma 2's
+        # pre_feedforward_layernorm; DBRX: norm_2, the bias-free LayerNorm its attention block
+        # ends with; EuroBERT: post_attention_layernorm; ImageGPT: ln_2, its uncentred norm;
+        # SpeechT5, post-norm: layer_norm, between attention and MLP, as Wav2Vec2's). No
+        # BatchNorm in any of the five (SpeechT5's one GroupNorm has a group per channel of one
+        # wave's first convolution).
+        Arch("glm4", _glm4, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.gate_up_proj",
+                       "model.embed_tokens", "post_attention_layernorm")),
+        Arch("dbrx", _dbrx, _tokens, _causal_loss,
+             _lm_sites("transformer.blocks", "norm_attn_norm.attn.Wqkv", "ffn.experts",
+                       "transformer.wte", "norm_attn_norm.norm_2"),
+             lane_weight="mlp.v1"),
+        Arch("eurobert", _eurobert, _tokens, _masked_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("imagegpt", _ImageGpt, _images, _class_loss,
+             _lm_sites("gpt.transformer.h", "attn.c_attn", "mlp.c_fc", "gpt.transformer.wte",
+                       "ln_2")),
+        Arch("speecht5", _SpeechT5, _waves, _class_loss,
+             _lm_sites("encoder.wrapped_encoder.layers", "attention.q_proj",
+                       "feed_forward.intermediate_dense",
+                       "encoder.prenet.feature_projection.projection", "layer_norm")),
     )
 }  # fmt: skip
