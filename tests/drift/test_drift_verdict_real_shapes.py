@@ -386,9 +386,9 @@ _WEIGHT_TOP = [(34, 0.242), (34, 0.156), (18, 0.307), (18, 0.368), (2, 0.557), (
                (2, 0.617), (2, 0.569), (2, 0.504), (2, 0.455)]  # fmt: skip
 
 
-def _starved_bias() -> list[TensorDiff]:
+def _starved_bias(name: str) -> list[TensorDiff]:
     return [
-        measured("kernel_predictor.bias_conv.bias", l2, (64, 1), top, l2 * top[1] ** 0.5, 6.5e-3)
+        measured(name, l2, (64, 1), top, l2 * top[1] ** 0.5, 6.5e-3)
         for l2, top in zip(_BIAS_L2, _BIAS_TOP, strict=True)
     ]
 
@@ -401,31 +401,37 @@ def _starved_weight(name: str) -> list[TensorDiff]:
 
 
 def test_one_element_of_a_vector_alone_is_no_lever_without_a_noise_run() -> None:
-    verdict = judged([[b] for b in _starved_bias()])
+    bias = [[b] for b in _starved_bias("kernel_predictor.bias_conv.bias")]
+    verdict = judged(bias)
     assert not verdict.flagged, verdict.notes
     # Against a noise run that kept the bias spread, the same element departs.
     spread_bias = [[vector("kernel_predictor.bias_conv.bias", 1e-10, N, (i, 0.1))]
                    for i in range(len(STEPS))]  # fmt: skip
-    assert with_noise([[b] for b in _starved_bias()], spread_bias).flagged
+    assert with_noise(bias, spread_bias).flagged
 
 
 def test_a_weights_row_and_its_own_bias_are_no_corroborating_pair() -> None:
-    own = [
-        [b, w]
-        for b, w in zip(
-            _starved_bias(), _starved_weight("kernel_predictor.bias_conv.weight"), strict=True
-        )
-    ]
+    own = _starved_pair("kernel_predictor.bias_conv.bias", "kernel_predictor.bias_conv.weight")
     verdict = judged(own)
     assert not verdict.flagged, verdict.notes
     # The same channel in another module's weight (the op that consumes it) corroborates.
-    other = [
-        [b, w]
-        for b, w in zip(
-            _starved_bias(), _starved_weight("kernel_predictor.lvc.weight"), strict=True
-        )
-    ]
+    other = _starved_pair("kernel_predictor.bias_conv.bias", "kernel_predictor.lvc.weight")
     assert judged(other).verdict == "gradual_drift"
+
+
+def test_a_weights_row_and_its_parent_modules_vector_are_no_corroborating_pair() -> None:
+    # Kimi Linear's forget gate (rotation 30): dt_bias, a vector of the gate module itself,
+    # adds into the pre-activation its child f_b_proj writes, so a starved channel 2
+    # random-walks in both (two healthy reruns flagged until the pair counted as one op).
+    verdict = judged(_starved_pair("forget_gate.dt_bias", "forget_gate.f_b_proj.weight"))
+    assert not verdict.flagged, verdict.notes
+    # A vector of a sibling module (another op that reads or writes the channel) still does.
+    sibling = _starved_pair("forget_gate.norm.bias", "forget_gate.f_b_proj.weight")
+    assert judged(sibling).verdict == "gradual_drift"
+
+
+def _starved_pair(bias: str, weight: str) -> list[list[TensorDiff]]:
+    return [list(p) for p in zip(_starved_bias(bias), _starved_weight(weight), strict=True)]
 
 
 def _input_column(share: list[float], partner: list[float]) -> list[list[TensorDiff]]:

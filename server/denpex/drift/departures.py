@@ -353,20 +353,30 @@ class _Member(NamedTuple):
 
 
 def _pair(members: dict[str, _Member]) -> list[tuple[str, _Member]]:
-    """The two most concentrated tensors at one step that belong to different modules. A
+    """The two most concentrated tensors at one step that belong to different ops. A
     weight's row j and its own bias's element j move together whenever output channel j is
     starved of gradient (Adam random-walks both: UnivNet's kernel predictor, channel 2, in a
     healthy rerun, rotation 19); a faulty channel also reaches the op that consumes it."""
     ranked = sorted(members.items(), key=lambda kv: -kv[1].lift)
     for a in range(len(ranked)):
         for b in range(a + 1, len(ranked)):
-            if not _same_op(ranked[a][0], ranked[b][0]):
+            if not _same_op(ranked[a], ranked[b]):
                 return [ranked[a], ranked[b]]
     return ranked[:1]
 
 
-def _same_op(a: str, b: str) -> bool:
-    return a.rpartition(".")[0] == b.rpartition(".")[0]
+def _same_op(a: tuple[str, _Member], b: tuple[str, _Member]) -> bool:
+    """Two tensors of one module, or a vector of a module that holds the other's module. A
+    parent's vector indexed by the child's output channel adds into the same pre-activation,
+    so a starved channel random-walks in both: Kimi Linear's forget gate, whose ``dt_bias[2]``
+    moved with its ``f_b_proj`` row 2 in two healthy reruns (rotation 30)."""
+    (na, ma), (nb, mb) = a, b
+    moda, modb = na.rpartition(".")[0], nb.rpartition(".")[0]
+    if moda == modb:
+        return True
+    return (ma.vector and modb.startswith(moda + ".")) or (
+        mb.vector and moda.startswith(modb + ".")
+    )
 
 
 def _same_index(track: list[TensorDiff | None], axis: str, flags: list[bool]) -> int | None:
