@@ -3026,6 +3026,147 @@ class _SpeechT5(nn.Module):
         return self.head(self.encoder(waves).last_hidden_state.mean(1))
 
 
+def _exaone4() -> nn.Module:
+    from transformers import Exaone4Config, Exaone4ForCausalLM
+
+    _hf_quiet()
+    # EXAONE 4.0 (LG AI Research's): a causal LM whose layers have no norm in front of either
+    # sublayer: an RMS norm on each sublayer's output before it joins the residual
+    # (post_attention_layernorm, post_feedforward_layernorm; its "QK-Reorder-LN"), and per-head
+    # RMS norms on the queries and keys (q_norm, k_norm) before the positions; GQA, no biases;
+    # a hybrid of local and global attention (three in four layers attend within a sliding
+    # window of 4096 tokens and rotate their queries and keys, every fourth attends to the
+    # whole causal past with no positions at all, NoPE); a SwiGLU MLP, a final RMS norm, an
+    # untied output head. Here layer 0 is local (an 8-token window, RoPE), layer 1 global.
+    cfg = Exaone4Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        sliding_window=8, sliding_window_pattern=2, use_cache=False, pad_token_id=0,
+        bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return Exaone4ForCausalLM(cfg)
+
+
+class _Xlm(nn.Module):
+    """XLM (Facebook's cross-lingual language model, Lample and Conneau's) in its masked-LM
+    form: token embeddings plus learned absolute positions, a LayerNorm on their sum; post-norm
+    layers (attention, add, LayerNorm; a GELU MLP four times the width, add, LayerNorm) with
+    biases everywhere, its own attention code (the queries divided by the root of the head
+    size before the dot products); a prediction layer that is one Linear with a bias, its
+    weight tied to the token embeddings (no dense, activation or norm in front). No language
+    embeddings here (one language, as its English MLM model), no token types. XLM takes each
+    sequence's length from its count of non-padding tokens and masks what lies past it: these
+    chains draw every token, padding's 0 (BERT's; that embedding row stays zero) too, so the
+    lengths are given in full, every sequence filling its window."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import XLMConfig, XLMWithLMHeadModel
+
+        _hf_quiet()
+        cfg = XLMConfig(
+            vocab_size=VOCAB, emb_dim=64, n_layers=2, n_heads=4, dropout=0.0,
+            attention_dropout=0.0, max_position_embeddings=SEQ, n_langs=1,
+            embed_init_std=64**-0.5, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+            mask_token_id=1,
+        )  # fmt: skip
+        self.xlm = XLMWithLMHeadModel(cfg)
+
+    def forward(self, input_ids: torch.Tensor) -> object:
+        lengths = torch.full((input_ids.shape[0],), input_ids.shape[1], dtype=torch.long)
+        return self.xlm(input_ids=input_ids, lengths=lengths)
+
+
+class _XClipVision(nn.Module):
+    """X-CLIP's video encoder (Microsoft's video extension of CLIP) with a classifier: CLIP's
+    ViT run on every frame (a bias-free patch convolution, a class token, learned absolute
+    positions, a LayerNorm before the layers, pre-norm LayerNorm layers with a quick-GELU MLP)
+    with cross-frame communication: in every layer each frame's class token is projected
+    (message_fc) into a message token, the clip's message tokens attend to one another
+    (message_ln, then message_attn, added back), and each frame's attention then reads its
+    own patches plus its message token, which is dropped again before the MLP; a final
+    LayerNorm on each frame's class token. X-CLIP's multi-frame integration transformer and
+    its text-side prompts are left out: the frames' mean and a Linear. Here 4 frames of 4x4
+    patches: 17 tokens a frame, 18 in its attention with the message."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import XCLIPVisionConfig, XCLIPVisionModel
+
+        _hf_quiet()
+        cfg = XCLIPVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=4, num_frames=CLIP, drop_path_rate=0.0,
+        )  # fmt: skip
+        self.vision = XCLIPVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, clips: torch.Tensor) -> torch.Tensor:
+        # (batch, frames, channels, height, width): the frames as one batch, clip by clip.
+        frames = self.vision(clips.flatten(0, 1)).pooler_output
+        return self.head(frames.reshape(clips.shape[0], CLIP, -1).mean(1))
+
+
+class _Radio(nn.Module):
+    """RADIO (NVIDIA's C-RADIO, a ViT distilled from several teachers at once) with a
+    classifier: the pixels normalized by CLIP's mean and deviation inside the model; each
+    image cut into patches and embedded by one bias-free Linear; its cropped position
+    embedding (CPE): one table for the largest image it takes (2048 pixels square), resized
+    bilinearly to the image's grid and added; three class (summary) tokens and seven register
+    tokens in front; pre-norm LayerNorm layers with a GELU MLP and LayerScale gains (at one:
+    C-RADIO has none, transformers' class keeps them, trained here); no final norm. Its summary
+    is its first two class tokens side by side: a Linear on it. Here a table for 32 pixels
+    square (8x8 patches) resized to the 4x4 patch grid of these 16x16 images."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import RadioConfig, RadioModel
+
+        _hf_quiet()
+        cfg = RadioConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2.0,
+            patch_size=4, image_size=IMAGE, max_img_size=2 * IMAGE, num_cls_tokens=3,
+            num_registers=7, summary_idxs=[0, 1],
+        )  # fmt: skip
+        self.radio = RadioModel(cfg)
+        self.head = nn.Linear(2 * 64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.radio(images).summary)
+
+
+class _ClapAudio(nn.Module):
+    """CLAP's audio encoder (LAION's contrastive language-audio model; its audio tower is
+    HTSAT, a Swin transformer over spectrograms) with a classifier. A BatchNorm over the mel
+    bins of the log-mel input (each bin a channel); the spectrogram folded into a square
+    image: its frames stretched by bicubic interpolation to spec_size x freq_ratio, cut into
+    freq_ratio pieces stacked along the frequency axis (256 frames by 64 bins, freq_ratio 4,
+    in the released models); a patch convolution and a LayerNorm; Swin stages (attention
+    inside windows, shifted every other block, with a relative position bias table; a GELU
+    MLP; pre-norm LayerNorms), patch merging between them; a final LayerNorm, the tokens
+    regrouped by frequency and averaged. A Linear on that mean. Fusion off (one crop of
+    each clip). Here 32 frames by 16 bins, stretched to 64 frames, folded into 32x32: 8x8
+    patches in 4x4 windows, then 4x4 tokens. BatchNorm at its input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import ClapAudioConfig, ClapAudioModel
+
+        _hf_quiet()
+        cfg = ClapAudioConfig(
+            spec_size=32, num_mel_bins=MELS, patch_size=4, patch_stride=(4, 4), window_size=4,
+            patch_embeds_hidden_size=32, depths=[2, 2], num_attention_heads=[2, 4],
+            mlp_ratio=2.0, hidden_size=64, enable_fusion=False, hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0, drop_path_rate=0.0,
+        )  # fmt: skip
+        self.clap = ClapAudioModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, maps: torch.Tensor) -> torch.Tensor:
+        # (batch, 1, frames, bins): one crop of each clip, as its feature extractor writes it.
+        return self.head(self.clap(input_features=maps).pooler_output)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -4503,5 +4644,43 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("encoder.wrapped_encoder.layers", "attention.q_proj",
                        "feed_forward.intermediate_dense",
                        "encoder.prenet.feature_projection.projection", "layer_norm")),
+        # Rotation 33's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (EXAONE 4.0, whose layer 0 is a local
+        # one: q_proj, whose output its per-head QK-norm reads, as OLMo 2's; XLM: the query
+        # projection q_lin, as BERT's query; X-CLIP, whose layers run a message attention over
+        # the frames' message tokens before each frame's own attention: that own attention's
+        # q_proj, which reads every patch, as CLIP's (SigLIP's); RADIO: q_proj, as ViT's; CLAP's
+        # audio encoder: the query of stage 0's first block, as Swin's), layer 1's first MLP
+        # projection (EXAONE 4.0, SwiGLU: up_proj, as Gemma's; XLM, whose layers keep each
+        # sublayer in a list of its own: ffns.1's lin1; X-CLIP, RADIO: fc1, as SigLIP's; CLAP's
+        # audio encoder: intermediate.dense of stage 0's second block, as Swin's fc1), the token
+        # (patch) embedding the model calls (EXAONE 4.0, XLM: the token embeddings; X-CLIP: the
+        # patch convolution, as SigLIP's; RADIO: the bias-free Linear on each flattened patch, as
+        # Pix2Struct's patch projection; CLAP's audio encoder: the patch convolution, as Swin's),
+        # layer 1's pre-MLP norm (EXAONE 4.0, which has no norm in front of its sublayers:
+        # post_attention_layernorm, the norm on the attention's output, the one between attention
+        # and MLP, as BERT's post-norm one; XLM, post-norm: layer_norm1.1, between attention and
+        # MLP, as BERT's; X-CLIP: layer_norm2, as SigLIP's; RADIO: norm2; CLAP's audio encoder:
+        # layernorm_after of stage 0's second block, as Swin's). BatchNorm in one of the five:
+        # CLAP's audio encoder normalizes its input's mel bins with one.
+        Arch("exaone4", _exaone4, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("xlm", _Xlm, _tokens, _masked_loss,
+             {"attention": "xlm.transformer.attentions.0.q_lin",
+              "mlp": "xlm.transformer.ffns.1.lin1",
+              "embedding": "xlm.transformer.embeddings",
+              "norm": "xlm.transformer.layer_norm1.1"}),
+        Arch("xclip", _XClipVision, _clips, _class_loss,
+             _lm_sites("vision.encoder.layers", "self_attn.q_proj", "mlp.fc1",
+                       "vision.embeddings.patch_embedding", "layer_norm2")),
+        Arch("radio", _Radio, _images, _class_loss,
+             _lm_sites("radio.encoder.layer", "attention.q_proj", "mlp.fc1",
+                       "radio.embeddings.patch_projection", "norm2")),
+        Arch("clap", _ClapAudio, _mel_maps, _class_loss,
+             _lm_sites("clap.audio_encoder.layers.0.blocks", "attention.self.query",
+                       "intermediate.dense", "clap.audio_encoder.patch_embed.proj",
+                       "layernorm_after"),
+             batchnorm=True),
     )
 }  # fmt: skip
