@@ -9,9 +9,9 @@ checkpoints:
   spreads; a faulty matmul output column lands in one weight row (and the consumer's
   column) every step. The bar is self-calibrated on the tensor's first checkpoints and
   raised by the noise reference's own concentration.
-- corroboration: the same channel index concentrated in two tensors of different modules
-  at once (a faulty output column j shows in its weight's row j and in the consumer's
-  column j).
+- corroboration: the same channel index concentrated in two tensors of different ops at
+  once (a faulty output column j shows in its weight's row j and in the consumer's column
+  j; ``_same_op`` says which tensors are one op).
 - noise envelope (``noise`` given): the tensor is ``ENVELOPE`` times further from the
   reference than the healthy second run is at the same step.
 - bit-exact departure: the run matched the reference bit for bit at the first
