@@ -19,10 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 33 (2026-12-07): the one hundred and fifty-six architectures of rotations 1 to 32 are
-# all tuning now (rotation 32 held out GLM-4, DBRX, EuroBERT, ImageGPT, SpeechT5's speech
-# encoder); five new ones (EXAONE 4.0, XLM, X-CLIP's video encoder, RADIO, CLAP's audio
-# encoder), judged once by the rule frozen for rotation 33 (3ef40845), are held out.
+# Rotation 34 (2026-12-07): the one hundred and sixty-one architectures of rotations 1 to 33 are
+# all tuning now (rotation 33 held out EXAONE 4.0, XLM, X-CLIP's video encoder, RADIO, CLAP's
+# audio encoder); five new ones (Arcee, RemBERT, GroupViT's image encoder, Chameleon's VQ-GAN
+# encoder, Granite Speech's CTC encoder), judged once by the rule frozen for rotation 34
+# (642e9de6), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -44,8 +45,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "pixtral", "wavtokenizer", "timesformer", "apertus", "nomicbert", "mlcd", "peaudio",
           "timesfm25", "nemotron", "xmod", "pplcnetv4", "vibevoice", "kimilinear",
           "stablelm", "longformer", "pix2struct", "moonshinestream", "llama4",
-          "glm4", "dbrx", "eurobert", "imagegpt", "speecht5")  # fmt: skip
-HELD_OUT = ("exaone4", "xlm", "xclip", "radio", "clap")
+          "glm4", "dbrx", "eurobert", "imagegpt", "speecht5",
+          "exaone4", "xlm", "xclip", "radio", "clap")  # fmt: skip
+HELD_OUT = ("arcee", "rembert", "groupvit", "chameleon", "granitespeech")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -264,6 +266,13 @@ _RECIPES = {
     # CLAP's audio encoder has a BatchNorm over its mel bins at its input; trained with AdamW, as
     # HTSAT and the other transformers with a BatchNorm (MobileViT, CvT, Parakeet).
     "clap": (Recipe(lr=3e-3, weight_decay=0.05, warmup=5), "deepspeed"),
+    "arcee": (Recipe(bf16=True, weight_decay=0.01, clip=0.25, warmup=5), "dcp"),
+    "rembert": (Recipe(lr=3e-3, weight_decay=0.05, clip=0.5, warmup=20), "hf"),
+    "groupvit": (Recipe(bf16=True, lr=1e-3, weight_decay=0.05, clip=None, warmup=10), "pt"),
+    "chameleon": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.5, warmup=5), "safetensors"),
+    # Granite Speech's encoder has BatchNorm in its convolution modules; trained with AdamW, as a
+    # Conformer (Parakeet).
+    "granitespeech": (Recipe(lr=1e-3, weight_decay=0.01, warmup=20), "deepspeed"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -3167,6 +3167,146 @@ class _ClapAudio(nn.Module):
         return self.head(self.clap(input_features=maps).pooler_output)
 
 
+def _arcee() -> nn.Module:
+    from transformers import ArceeConfig, ArceeForCausalLM
+
+    _hf_quiet()
+    # Arcee's AFM (Arcee Foundation Model): a Llama-style causal LM (pre-norm RMS norms, GQA,
+    # rotary positions, no biases, a final RMS norm, an untied output head) whose MLP has no
+    # gate: up_proj, a squared ReLU (relu(x)^2), down_proj.
+    cfg = ArceeConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+        tie_word_embeddings=False,
+    )  # fmt: skip
+    return ArceeForCausalLM(cfg)
+
+
+def _rembert() -> nn.Module:
+    from transformers import RemBertConfig, RemBertForMaskedLM
+
+    _hf_quiet()
+    # RemBERT (Google's, "rethinking embedding coupling"): BERT's post-norm encoder (attention,
+    # add, LayerNorm; a GELU MLP, add, LayerNorm; biases everywhere) with its input and output
+    # embeddings decoupled from the hidden size: token, position and token-type embeddings of
+    # a smaller size (256 beside a hidden size of 1152 in the released model), a LayerNorm on
+    # their sum, and a Linear that lifts them to the hidden size in front of layer 0
+    # (embedding_hidden_mapping_in); an untied prediction head of a larger size (a dense layer
+    # to 1664, GELU, LayerNorm, a Linear to the vocabulary). Here 32, 64 and 128.
+    cfg = RemBertConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        input_embedding_size=32, output_embedding_size=128, intermediate_size=128,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, classifier_dropout_prob=0.0,
+        max_position_embeddings=SEQ, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return RemBertForMaskedLM(cfg)
+
+
+class _GroupVit(nn.Module):
+    """GroupViT's image encoder (NVIDIA's, grouping trained by text alone) with a classifier:
+    a patch convolution, a LayerNorm, learned absolute positions (no class token); pre-norm
+    LayerNorm layers with a GELU MLP, in stages. In the first stage learned group tokens join
+    the patches in every layer's attention; at its end a grouping block merges the patches
+    into segments: the group tokens, normalized, mixed across tokens by an MLP down to the
+    number of segments (mlp_inter), cross-attend to the patches (pre_assign_attn); then each
+    patch goes to one segment by a hard argmax over the segments' attention logits (the
+    gradient straight through their softmax), each segment the sum of its patches' values over
+    their count plus one, projected, plus its group token, then an MLP. The next stage's layers
+    run on the segments; a final LayerNorm, their mean, a Linear. The released model (two
+    grouping stages: 64 group tokens into 64 segments, then 8 into 8) adds Gumbel noise to the
+    assignment in training: drawn afresh for each micro-batch, that noise would make another
+    accumulation split another training, not round-off, so the assignment keeps its inference
+    form in training too. Here 16 patches (4x4 pixels each), 8 group tokens into 4 segments,
+    two layers before the grouping and two after."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import GroupViTVisionConfig, GroupViTVisionModel
+
+        _hf_quiet()
+        cfg = GroupViTVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=4, depths=[2, 2],
+            num_group_tokens=[8, 0], num_output_groups=[4, 4], num_attention_heads=4,
+            image_size=IMAGE, patch_size=4,
+        )  # fmt: skip
+        self.vision = GroupViTVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+        self.train()
+
+    def train(self, mode: bool = True) -> _GroupVit:
+        super().train(mode)
+        # No Gumbel noise: the assignment's own module stays in its inference form.
+        for module in self.modules():
+            if type(module).__name__ == "GroupViTAssignAttention":
+                module.training = False
+        return self
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.vision(images).pooler_output)
+
+
+class _ChameleonVq(nn.Module):
+    """Chameleon's image tokenizer encoder (Meta's early-fusion model reads images as the codes
+    of a VQ-GAN) with a classifier: a 3x3 convolution; stages of residual blocks (GroupNorm of
+    32 groups, SiLU, a 3x3 convolution, twice, the input added back, through a 1x1 convolution
+    where the channels change), a self-attention block after each residual block of a stage
+    at a resolution it lists (GroupNorm, 1x1 convolutions for the queries, keys and values, one
+    head over all positions, a 1x1 output projection, added back), a stride-2 convolution
+    between stages; a middle of residual block, attention, residual block; a GroupNorm, SiLU
+    and a 3x3 convolution to the latent channels, then quant_conv, the 1x1 convolution into
+    the codebook's space. Its vector quantizer (the nearest code) is left out: the latents'
+    spatial mean and a Linear. Here 16x16 images, 32 then 64 channels, two residual blocks a
+    stage, attention at 8x8 (the second stage and the middle)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import ChameleonVQVAE, ChameleonVQVAEConfig
+
+        _hf_quiet()
+        cfg = ChameleonVQVAEConfig(
+            embed_dim=32, num_embeddings=64, latent_channels=32, resolution=IMAGE,
+            base_channels=32, channel_multiplier=[1, 2], num_res_blocks=2, attn_resolutions=[8],
+        )  # fmt: skip
+        vq = ChameleonVQVAE(cfg)  # its own initialization; the unused quantizer is dropped
+        self.encoder, self.quant_conv = vq.encoder, vq.quant_conv
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.quant_conv(self.encoder(images)).mean((2, 3)))
+
+
+class _GraniteSpeech(nn.Module):
+    """Granite Speech's CTC encoder (IBM's; the name is all it shares with Granite 4's hybrid LM
+    above) with a classifier: each frame's features through a Linear (input_linear); Conformer
+    blocks: two half-step SiLU feed-forwards (Macaron) around a self-attention and a
+    convolution module, a LayerNorm in front of each and one at the block's end. The attention
+    runs within fixed blocks of frames (context_size), its scores plus Shaw's relative
+    positions (a learned embedding of each clamped distance, read by the queries); bias-free
+    queries, keys and values fused in one Linear (to_kv); the convolution module is a
+    pointwise GLU, a depthwise convolution, BatchNorm, SiLU and a pointwise convolution.
+    Halfway up the stack the CTC head's softmax is projected back and added in (out, out_mid:
+    self-conditioned CTC). Mean pooling and a Linear. Here blocks of 8 frames, a 5-wide
+    depthwise convolution, 16 CTC classes. BatchNorm in the convolution modules."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import GraniteSpeechCTCEncoder, GraniteSpeechEncoderConfig
+
+        _hf_quiet()
+        cfg = GraniteSpeechEncoderConfig(
+            input_dim=MELS, num_layers=2, hidden_dim=64, feedforward_mult=2, num_heads=4,
+            dim_head=16, output_dim=16, context_size=8, max_pos_emb=16, dropout=0.0,
+            conv_kernel_size=5, conv_expansion_factor=2,
+        )  # fmt: skip
+        self.encoder = GraniteSpeechCTCEncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, maps: torch.Tensor) -> torch.Tensor:
+        # (batch, 1, frames, bins): the frames as a BatchNorm net's healthy reruns pass them.
+        return self.head(self.encoder(maps[:, 0]).last_hidden_state.mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -4681,6 +4821,45 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("clap.audio_encoder.layers.0.blocks", "attention.self.query",
                        "intermediate.dense", "clap.audio_encoder.patch_embed.proj",
                        "layernorm_after"),
+             batchnorm=True),
+        # Rotation 34's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Arcee: q_proj, as Llama-style LMs';
+        # RemBERT: the query, as BERT's; GroupViT, whose first stage's layers attend over the
+        # patches and the group tokens together: the q_proj of that stage's layer 0, as CLIP's;
+        # Granite Speech: to_q, the queries' own Linear, keys and values sharing to_kv), layer 1's
+        # first MLP projection (Arcee, ungated squared ReLU: up_proj; RemBERT: intermediate.dense,
+        # as BERT's; GroupViT: fc1 of the first stage's layer 1, not the grouping block's MLPs;
+        # Granite Speech: the first half-step feed-forward's up_proj, as Parakeet's), the token
+        # (patch, frame) embedding the model calls (Arcee: embed_tokens; RemBERT: the small word
+        # embeddings, ahead of the Linear that lifts them; GroupViT: the patch convolution;
+        # Granite Speech: input_linear, the Linear on each frame, as Parakeet's subsampling
+        # Linear), layer 1's pre-MLP norm (Arcee: post_attention_layernorm; RemBERT, post-norm:
+        # attention.output's LayerNorm, as BERT's; GroupViT: layer_norm2 of the first stage's
+        # layer 1; Granite Speech: the first feed-forward's pre_norm, as Parakeet's
+        # norm_feed_forward1); for Chameleon's VQ-GAN encoder (a convnet with attention only at
+        # its lowest resolution: sites as a convnet's), the stem's convolution conv_in, the
+        # second block's first convolution (stage 0's second residual block's conv1), the first
+        # convolution of the first block of the next stage (stage 1's), and the `conv`
+        # convolution's GroupNorm (norm2, on that conv1's output, as BiT's). BatchNorm in one of
+        # the five: Granite Speech's convolution modules.
+        Arch("arcee", _arcee, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("rembert", _rembert, _tokens, _masked_loss,
+             _lm_sites("rembert.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "rembert.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        Arch("groupvit", _GroupVit, _images, _class_loss,
+             _lm_sites("vision.vision_model.encoder.stages.0.layers", "self_attn.q_proj",
+                       "mlp.fc1", "vision.vision_model.embeddings.patch_embeddings.projection",
+                       "layer_norm2")),
+        Arch("chameleon", _ChameleonVq, _images, _class_loss,
+             {"conv": "encoder.down.0.block.1.conv1",
+              "conv-late": "encoder.down.1.block.0.conv1",
+              "stem": "encoder.conv_in",
+              "norm": "encoder.down.0.block.1.norm2"}),
+        Arch("granitespeech", _GraniteSpeech, _mel_maps, _class_loss,
+             _lm_sites("encoder.layers", "attn.to_q", "ff1.up_proj", "encoder.input_linear",
+                       "ff1.pre_norm"),
              batchnorm=True),
     )
 }  # fmt: skip
