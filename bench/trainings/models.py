@@ -3307,6 +3307,127 @@ class _GraniteSpeech(nn.Module):
         return self.head(self.encoder(maps[:, 0]).last_hidden_state.mean(1))
 
 
+def _mpt() -> nn.Module:
+    from transformers import MptConfig, MptForCausalLM
+
+    _hf_quiet()
+    # MPT (MosaicML's Pretrained Transformer): a pre-norm causal LM with no positions in its
+    # embeddings at all, ALiBi instead (each head's scores plus a fixed linear penalty on the
+    # distance, its own slope per head); no biases anywhere (LayerNorms without one too), the
+    # queries, keys and values from one fused Linear (Wqkv), a GELU MLP of up_proj and
+    # down_proj (expansion_ratio times the width), a final LayerNorm and an output head tied to
+    # the token embeddings.
+    cfg = MptConfig(
+        vocab_size=VOCAB, d_model=64, n_heads=4, n_layers=2, expansion_ratio=2, max_seq_len=SEQ,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return MptForCausalLM(cfg)
+
+
+def _xglm() -> nn.Module:
+    from transformers import XGLMConfig, XGLMForCausalLM
+
+    _hf_quiet()
+    # XGLM (Meta's multilingual generative LM, a fairseq decoder): token embeddings scaled by
+    # the root of the width plus fixed sinusoidal positions (offset by two, fairseq's), pre-norm
+    # LayerNorm layers (attention with separate biased q, k, v and out projections; a GELU MLP
+    # of fc1 and fc2), a final LayerNorm and an output head tied to the token embeddings.
+    cfg = XGLMConfig(
+        vocab_size=VOCAB, d_model=64, ffn_dim=128, num_layers=2, attention_heads=4,
+        max_position_embeddings=SEQ, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        layerdrop=0.0, use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return XGLMForCausalLM(cfg)
+
+
+class _ClvpText(nn.Module):
+    """CLVP's text encoder (the Contrastive Language-Voice Pretrained model Tortoise TTS ranks
+    its candidate speech with) as a masked LM: token embeddings, no absolute positions; pre-norm
+    RMSNorm layers whose attention (bias-free q, k, v projections) turns the queries and keys
+    by rotary positions (over 32 of each head's dimensions, or half the head if larger: the
+    whole of a 32-wide head here), and whose MLP is a GELU gated linear unit (one Linear, fc1's
+    proj, giving both halves, the GELU of one times the other) then fc2; a final LayerNorm.
+    Its mean-pooled summary and the contrastive projection are left out (the projection an
+    Identity): a Linear to the vocabulary on each token's final state."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import ClvpEncoderConfig
+        from transformers.models.clvp.modeling_clvp import ClvpEncoder
+
+        _hf_quiet()
+        cfg = ClvpEncoderConfig(
+            vocab_size=VOCAB, hidden_size=64, intermediate_size=128, projection_dim=64,
+            num_hidden_layers=2, num_attention_heads=2, max_position_embeddings=SEQ, dropout=0.0,
+            attention_dropout=0.0, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+        )  # fmt: skip
+        self.clvp = ClvpEncoder(cfg)
+        self.clvp.projection = nn.Identity()
+        self.head = nn.Linear(64, VOCAB)
+
+    def forward(self, input_ids: torch.Tensor) -> _LmOutput:
+        return _LmOutput(self.head(self.clvp(input_ids=input_ids).last_hidden_state))
+
+
+class _InternVit(nn.Module):
+    """InternVL's vision encoder (InternViT, Shanghai AI Lab's) with a classifier: a patch
+    convolution, a class token, learned absolute positions; pre-norm layers (in the 6B model's
+    form: RMS norms, and RMS norms on the queries and keys over all heads together, q_norm and
+    k_norm, before they split) with bias-free q, k, v projections, a GELU MLP of fc1 and fc2,
+    and layer scale: each branch's output times a learned per-channel vector (lambda_1,
+    lambda_2, from 0.1) before it is added back. No final norm (its mean-pooling form): the
+    mean of the last layer's tokens and a Linear. Here 16 patches (4x4 pixels each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import InternVLVisionConfig, InternVLVisionModel
+
+        _hf_quiet()
+        cfg = InternVLVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=[IMAGE, IMAGE], patch_size=[4, 4], norm_type="rms_norm", use_qk_norm=True,
+        )  # fmt: skip
+        self.vision = InternVLVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.vision(images).last_hidden_state.mean(1))
+
+
+class _Phi4Audio(nn.Module):
+    """Phi-4-multimodal's audio encoder (Microsoft's; the name is all it shares with the Phi
+    LM above) with a classifier: a global mean-and-variance normalization of the features
+    (fixed buffers, identity at initialization), NeMo's convolutional subsampling (a stride-2
+    3x3 convolution, ReLU, a stride-2 depthwise 3x3 and a pointwise convolution, ReLU, then a
+    Linear, embed.out, that makes each 4-frame step a token); Conformer blocks: two half-step
+    feed-forwards (Macaron), each a LayerNorm, a SiLU gated MLP (gate and up projections one
+    fused Linear, gate_up_proj) and down_proj, around a self-attention (LayerNorm, biased q, k,
+    v and o projections) whose scores carry a learned relative-position bias shared by all
+    blocks (one value per head and clamped distance, T5-like), and a convolution module
+    (LayerNorm, a pointwise convolution with a SiLU GLU, a depthwise separable 5-wide
+    convolution, SiLU, a pointwise convolution), a LayerNorm at the block's end. No streaming
+    chunks (chunk_size -1: every token sees every other). Mean pooling and a Linear. No
+    BatchNorm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Phi4MultimodalAudioConfig, Phi4MultimodalAudioModel
+
+        _hf_quiet()
+        cfg = Phi4MultimodalAudioConfig(
+            input_size=MELS, hidden_size=64, intermediate_size=128, num_attention_heads=4,
+            num_blocks=2, nemo_conv_channels=16, time_reduction=4, kernel_size=5,
+            depthwise_separable_out_channel=64, ext_pw_out_channel=64, chunk_size=-1,
+            dropout_rate=0.0,
+        )  # fmt: skip
+        self.encoder = Phi4MultimodalAudioModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        # (batch, frames, bins), no padding mask: every clip fills its window.
+        return self.head(self.encoder(frames, None).mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -4861,5 +4982,32 @@ ARCHS: dict[str, Arch] = {
              _lm_sites("encoder.layers", "attn.to_q", "ff1.up_proj", "encoder.input_linear",
                        "ff1.pre_norm"),
              batchnorm=True),
+        # Rotation 35's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (MPT: the fused Wqkv, as GPT-2's
+        # c_attn; XGLM, CLVP, InternViT, Phi-4's audio encoder: q_proj), layer 1's first MLP
+        # projection (MPT: up_proj; XGLM: fc1, as BART's; CLVP, GELU-gated: fc1's proj, both
+        # halves in one Linear; InternViT: fc1; Phi-4's audio encoder: the first half-step
+        # feed-forward's gate_up_proj, as Parakeet's first feed-forward), the token (patch,
+        # frame) embedding the model calls (MPT: wte; XGLM: embed_tokens, before its scale;
+        # CLVP: token_embedding; InternViT: the patch convolution; Phi-4's audio encoder:
+        # embed.out, the subsampling's Linear, as Parakeet's), layer 1's pre-MLP norm (MPT:
+        # norm_2; XGLM: final_layer_norm, as BART's; CLVP: post_attention_rmsnorm; InternViT:
+        # layernorm_after, an RMS norm; Phi-4's audio encoder: the first feed-forward's
+        # layer_norm, as Parakeet's norm_feed_forward1). BatchNorm in none of the five.
+        Arch("mpt", _mpt, _tokens, _causal_loss,
+             _lm_sites("transformer.blocks", "attn.Wqkv", "ffn.up_proj", "transformer.wte",
+                       "norm_2")),
+        Arch("xglm", _xglm, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "fc1", "model.embed_tokens",
+                       "final_layer_norm")),
+        Arch("clvp", _ClvpText, _tokens, _masked_loss,
+             _lm_sites("clvp.layers", "self_attn.q_proj", "mlp.fc1.proj", "clvp.token_embedding",
+                       "post_attention_rmsnorm")),
+        Arch("internvl", _InternVit, _images, _class_loss,
+             _lm_sites("vision.encoder.layer", "attention.q_proj", "mlp.fc1",
+                       "vision.embeddings.patch_embeddings.projection", "layernorm_after")),
+        Arch("phi4audio", _Phi4Audio, _mel_frames, _class_loss,
+             _lm_sites("encoder.encoders", "self_attn.q_proj", "feed_forward_in.gate_up_proj",
+                       "encoder.embed.out", "feed_forward_in.layer_norm")),
     )
 }  # fmt: skip
