@@ -3428,6 +3428,122 @@ class _Phi4Audio(nn.Module):
         return self.head(self.encoder(frames, None).mean(1))
 
 
+def _smollm3() -> nn.Module:
+    from transformers import SmolLM3Config, SmolLM3ForCausalLM
+
+    _hf_quiet()
+    # SmolLM3 (Hugging Face's): a Llama-style causal LM (pre-norm RMS norms, GQA, a SwiGLU MLP, no
+    # biases, a final RMS norm, an output head tied to the token embeddings) whose layers do not
+    # all know positions: three in four rotate their queries and keys (rotary, theta 2e6), every
+    # fourth has no positions at all (NoPE) and sees order only through the causal mask. Here
+    # layer 0 rotates, layer 1 is NoPE (no_rope_layers [1, 0]).
+    cfg = SmolLM3Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        no_rope_layers=[1, 0], use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return SmolLM3ForCausalLM(cfg)
+
+
+def _nanochat() -> nn.Module:
+    from transformers import NanoChatConfig, NanoChatForCausalLM
+
+    _hf_quiet()
+    # nanochat (Karpathy's): a causal LM whose RMS norms have no weight at all (pure
+    # normalization, nothing learned), one of them on the token embeddings before the first
+    # layer; GQA attention whose queries and keys are rotated (rotary, its halves' signs flipped)
+    # and then RMS-normed per head (QK-norm after the positions, not before); an ungated MLP of
+    # fc1, a squared ReLU and fc2; no biases; a final weightless norm and an untied output head
+    # whose logits are soft-capped (15 tanh(x / 15)).
+    cfg = NanoChatConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return NanoChatForCausalLM(cfg)
+
+
+def _gte() -> nn.Module:
+    from transformers import GteConfig, GteForMaskedLM
+
+    _hf_quiet()
+    # GTE (Alibaba's General Text Embeddings, the multilingual "new" encoder) as a masked LM: word
+    # plus token-type embeddings and a LayerNorm, no absolute positions (rotary on the queries
+    # and keys instead, theta 160000); post-norm layers (attention with biased q, k, v and o
+    # projections, its LayerNorm after the residual; then a gated-GELU MLP, gate_proj and
+    # up_proj without bias, down_proj with one, and its LayerNorm after the residual); BERT's
+    # prediction head (dense, GELU, LayerNorm, a decoder tied to the word embeddings).
+    cfg = GteConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, pad_token_id=0,
+    )  # fmt: skip
+    return GteForMaskedLM(cfg)
+
+
+class _BlipVision(nn.Module):
+    """BLIP's vision encoder (Salesforce's Bootstrapping Language-Image Pre-training ViT) with a
+    classifier: a patch convolution, a class token, learned absolute positions; pre-norm
+    LayerNorm layers whose queries, keys and values come from one fused biased Linear (qkv)
+    and whose MLP is fc1, GELU, fc2; a final LayerNorm (post_layernorm), which its pooled
+    output applies a second time to the class token's normed state: that pooled class token
+    and a Linear. Its config's initializer range (1e-10, a placeholder for loading trained
+    weights) is set to 0.02, as every other config's. Here 16 patches (4x4 pixels each)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import BlipVisionConfig, BlipVisionModel
+
+        _hf_quiet()
+        cfg = BlipVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=4, attention_dropout=0.0, initializer_range=0.02,
+        )  # fmt: skip
+        self.vision = BlipVisionModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.vision(images).pooler_output)
+
+
+class _FunAsr(nn.Module):
+    """Fun-ASR-Nano's audio encoder (SenseVoice's SAN-M encoder, Alibaba's FunASR) with a
+    classifier. Its front end stacks neighbouring frames (low frame rate: here five frames of
+    16 bins, centred by repeating the first and last, every second frame, 16 stacked frames of
+    80 values; FunASR stacks seven every sixth), which go in with no embedding: scaled by the
+    root of the width plus fixed sinusoidal positions (counted from one). Pre-norm LayerNorm
+    layers whose attention (biased q, k, v and o projections) has a memory block beside it
+    (FSMN: a depthwise, bias-free 5-wide convolution over time on the values before they split
+    into heads, plus those values, added to the attention's output); a ReLU MLP of fc1 and fc2.
+    Layer 0 reads the 80-wide stacked frames and has no residual around its attention (its
+    values, through the memory block, carry each frame on); the last layer ends in a
+    LayerNorm. Mean pooling and a Linear. No BatchNorm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import FunAsrNanoEncoderConfig
+        from transformers.models.fun_asr_nano.modeling_fun_asr_nano import FunAsrNanoEncoder
+
+        _hf_quiet()
+        cfg = FunAsrNanoEncoderConfig(
+            num_mel_bins=MELS, num_stacked_frames=5, hidden_size=64, intermediate_size=128,
+            num_hidden_layers=2, num_attention_heads=4, num_timestamp_prediction_layers=0,
+            fsmn_kernel_size=5, max_position_embeddings=FRAMES, hidden_dropout=0.0,
+            attention_dropout=0.0,
+        )  # fmt: skip
+        self.encoder = FunAsrNanoEncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        # (batch, frames, bins): FunASR's low-frame-rate stacking, five frames every second one.
+        padded = torch.cat(
+            [frames[:, :1], frames[:, :1], frames, frames[:, -1:], frames[:, -1:]], 1
+        )
+        stacked = padded.unfold(1, 5, 2).transpose(2, 3).flatten(2)
+        mask = torch.ones(stacked.shape[:2], dtype=torch.long)
+        return self.head(self.encoder(stacked, mask).last_hidden_state.mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -5009,5 +5125,40 @@ ARCHS: dict[str, Arch] = {
         Arch("phi4audio", _Phi4Audio, _mel_frames, _class_loss,
              _lm_sites("encoder.encoders", "self_attn.q_proj", "feed_forward_in.gate_up_proj",
                        "encoder.embed.out", "feed_forward_in.layer_norm")),
+        # Rotation 36's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (SmolLM3, whose layer 0 rotates its
+        # queries and keys, layer 1 being NoPE: q_proj; nanochat: q_proj, whose output is rotated
+        # and then QK-normed; GTE: q_proj, as BERT's query; BLIP's vision encoder: the fused qkv,
+        # as GPT-2's c_attn; Fun-ASR's SAN-M encoder: q_proj), layer 1's first MLP projection
+        # (SmolLM3, SwiGLU, and GTE, gated-GELU: up_proj, the linear branch, as Gemma's; nanochat,
+        # ungated squared ReLU: fc1, its one input projection, as Arcee's up_proj; BLIP's vision
+        # encoder, Fun-ASR's encoder: fc1), the token (patch, frame) embedding the model calls
+        # (SmolLM3, nanochat: embed_tokens, nanochat's before its weightless norm; GTE: the word
+        # embeddings, as BERT's; BLIP's vision encoder: the patch convolution; Fun-ASR's encoder,
+        # which has no embedding, its stacked frames going straight into layer 0, whose attention
+        # has no residual around it: layer 0's v_proj, the Linear whose output the memory block
+        # adds back, the one path that carries each stacked frame on as its token, as Wav2Vec2's
+        # feature projection), layer 1's pre-MLP norm (SmolLM3: post_attention_layernorm;
+        # nanochat: post_attention_layernorm, a weightless RMS norm, as HRM-Text's; GTE,
+        # post-norm: post_attention_layernorm, between attention and MLP, as BERT's; BLIP's
+        # vision encoder: layer_norm2, as SigLIP's; Fun-ASR's encoder: post_attention_layernorm).
+        # BatchNorm in none of the five.
+        Arch("smollm3", _smollm3, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("nanochat", _nanochat, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.fc1", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("gte", _gte, _tokens, _masked_loss,
+             _lm_sites("gte.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "gte.embeddings.word_embeddings", "post_attention_layernorm")),
+        Arch("blip", _BlipVision, _images, _class_loss,
+             _lm_sites("vision.encoder.layers", "self_attn.qkv", "mlp.fc1",
+                       "vision.embeddings.patch_embedding", "layer_norm2")),
+        Arch("funasr", _FunAsr, _mel_frames, _class_loss,
+             {"attention": "encoder.layers.0.self_attn.q_proj",
+              "mlp": "encoder.layers.1.mlp.fc1",
+              "embedding": "encoder.layers.0.self_attn.v_proj",
+              "norm": "encoder.layers.1.post_attention_layernorm"}),
     )
 }  # fmt: skip
