@@ -6,7 +6,10 @@ sources of nondeterminism) is judged end to end as `denpex drift RUN --ref REF` 
 the global L2 distance, alarm at p < 0.01) computed from the same reports. A fault whose
 run came out bit for bit as its twin without the fault did (trainings/twin.py: a bf16
 activation scaled by 1 + eps below its rounding step, a dead ReLU unit) is a healthy rerun in
-effect; it is counted on a line of its own, not among the faults to detect.
+effect; it is counted on a line of its own, not among the faults to detect. Each fault is
+also judged as docs/drift-statistics.md advises for a run that carries round-off of its own:
+against a run of its own configuration, which it matches bit for bit until the onset (its
+reference, or its twin passed as `--noise-ref`); the "own-configuration run" lines.
 
 Figures are printed for the held-out architectures (the ones no threshold was tuned on) and
 for the tuning ones, separately; then the data-parallel section (GPT-2 over gloo, per-rank
@@ -60,6 +63,11 @@ class Outcome:
     # How far round-off alone had carried the run by the last checkpoint before the onset
     # (the median tensor's distance relative to its norm): what the fault must stand out of.
     roundoff: float | None = None
+    # A fault judged as the docs advise for runs that carry round-off of their own: against a
+    # run of its own configuration, bit-identical to it until the onset (the reference for
+    # half of the faults, else its twin as --noise-ref, lever 6). None for healthy reruns.
+    verdict_own: str | None = None
+    flagged_own: bool | None = None
     error: str | None = None
 
 
@@ -70,12 +78,17 @@ def judge(run: Run, runs: list[Run], cache: str) -> Outcome:
     noise = next(r for r in runs if r.role == "noise")
     kind = spec.fault.kind if spec.fault else "healthy"
     eps = spec.fault.eps if spec.fault and spec.fault.kind in ("compute", "lane") else None
-    null = spec.fault is not None and same_weights(run.path, twin(run, runs).path)
+    own_config = twin(run, runs) if spec.fault is not None else None
+    null = own_config is not None and same_weights(run.path, own_config.path)
     try:
         plain = drift_report(str(run.path), str(ref.path), device="cpu", cache_dir=cache)
         noisy = drift_report(
             str(run.path), str(ref.path), noise_ref=str(noise.path), device="cpu", cache_dir=cache
         )
+        own = plain
+        if own_config is not None and own_config is not ref:
+            own = drift_report(str(run.path), str(ref.path), noise_ref=str(own_config.path),
+                               device="cpu", cache_dir=cache)  # fmt: skip
     except Exception as exc:  # a reader or verdict failure is a result to report, not a crash
         return Outcome(spec.arch, run.role, run.label, kind, eps, "error", "error", False, False,
                        None, None, False, null, error=f"{type(exc).__name__}: {exc}")  # fmt: skip
@@ -94,6 +107,8 @@ def judge(run: Run, runs: list[Run], cache: str) -> Outcome:
         naive_alarm=mann_kendall([p["l2"] for p in plain.to_json()["points"]]).p_increasing < 0.01,
         null=null,
         roundoff=_roundoff(plain.points),
+        verdict_own=own.verdict if own_config is not None else None,
+        flagged_own=own.flagged if own_config is not None else None,
     )
 
 
@@ -116,6 +131,9 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
 
     def caught(rows: Iterable[Outcome], noise: bool) -> int:
         return sum(o.flagged_noise if noise else o.flagged for o in rows)
+
+    def caught_own(rows: Iterable[Outcome]) -> int:
+        return sum(bool(o.flagged_own) for o in rows)
 
     def onset_ok(o: Outcome, noise: bool) -> bool:
         onset = o.onset_noise if noise else o.onset
@@ -142,6 +160,9 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
             caught(rows, False), len(rows)
         )
         out[f"permanent faults {name} caught (--noise-ref)"] = _rate(caught(rows, True), len(rows))
+        out[f"permanent faults {name} caught (own-configuration run)"] = _rate(
+            caught_own(rows), len(rows)
+        )
         out[f"permanent faults {name} caught at or after the onset (no --noise-ref)"] = _rate(
             sum(o.flagged and (o.onset or 0) >= ONSET for o in rows), len(rows)
         )
@@ -164,6 +185,9 @@ def summarise(outcomes: list[Outcome], every: int) -> dict[str, str]:
     )
     out["bit flips -> sudden_jump (--noise-ref)"] = _rate(
         sum(o.verdict_noise == "sudden_jump" for o in flips), len(flips)
+    )
+    out["bit flips -> sudden_jump (own-configuration run)"] = _rate(
+        sum(o.verdict_own == "sudden_jump" for o in flips), len(flips)
     )
     flagged = [o for o in faults if o.flagged]
     out["onset within one interval (flagged faults)"] = _rate(
@@ -287,6 +311,7 @@ def main(argv: list[str]) -> int:
                         o = outcomes[-1]
                         print(f"{o.arch:6} {o.label:62} {o.verdict:14} {o.verdict_noise:14} "
                               f"onset={o.onset} naive={o.naive_alarm}{' NULL' if o.null else ''} "
+                              f"{'' if o.verdict_own is None else 'own=' + o.verdict_own} "
                               f"{o.error or ''}")  # fmt: skip
         ddp_rows = [] if args.no_ddp else ddp_section(cache)
     every = next(iter(families.values()))[0].spec.every if families else 0

@@ -9,21 +9,15 @@ configuration is apart from the noise run from its first checkpoint and is not f
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from denpex_cli import ROOT, denpex, validate_drift_report
-
-sys.path.insert(0, str(ROOT / "bench"))
-
-from trainings.corpus import ONSET, family
-from trainings.train import EVERY, train
+from drift.corpus_runs import FIRST_FAULTY, drift_json, train_runs
+from trainings.corpus import ONSET
+from trainings.train import EVERY
 
 ARCH = "cnn"
-FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY
 LABELS = {
     "ref": "reference",  # one thread
     "noise": "noise reference",  # two threads
@@ -34,29 +28,14 @@ LABELS = {
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    by_label = {run.label: run.spec for run in family(ARCH)}
-    base = tmp_path_factory.mktemp("shared_noise")
-    for name, label in LABELS.items():
-        train(by_label[label], base / name)
-    return {name: base / name for name in LABELS}
-
-
-def _drift(runs: dict[str, Path], run: str) -> tuple[int, dict]:
-    done = denpex(
-        "drift", runs[run], "--ref", runs["ref"], "--noise-ref", runs["noise"],
-        "--json", "--device", "cpu",
-    )  # fmt: skip
-    assert done.returncode in (0, 1), done.stderr
-    report = json.loads(done.stdout)
-    validate_drift_report(report)
-    return done.returncode, report
+    return train_runs(ARCH, LABELS, tmp_path_factory.mktemp("shared_noise"))
 
 
 @pytest.mark.slow
 def test_a_fault_under_shared_round_off_departs_from_the_noise_run(
     runs: dict[str, Path],
 ) -> None:
-    code, report = _drift(runs, "fault")
+    code, report = drift_json(runs["fault"], runs["ref"], runs["noise"])
     assert code == 1 and report["verdict"] == "gradual_drift", report["notes"]
     assert report["onset_step"] == FIRST_FAULTY
     assert "noise_exact_departure" in report["trend"]["levers"]
@@ -65,6 +44,6 @@ def test_a_fault_under_shared_round_off_departs_from_the_noise_run(
 
 @pytest.mark.slow
 def test_a_healthy_rerun_of_another_configuration_is_not_flagged(runs: dict[str, Path]) -> None:
-    code, report = _drift(runs, "healthy")
+    code, report = drift_json(runs["healthy"], runs["ref"], runs["noise"])
     assert code == 0 and report["verdict"] == "within_noise", report["notes"]
     assert all(p["l2"] > 0 for p in report["points"])  # it really differs from the reference

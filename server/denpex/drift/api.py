@@ -8,6 +8,7 @@ comes from a ``Source`` (checkpoints or probe fingerprints, ``sources``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from denpex.drift.model import ReplicaStep, StepDiff
 from denpex.drift.replica_verdict import assess_replicas
@@ -42,7 +43,13 @@ def drift_report(
     source knows."""
     source = open_source(run, device=device, key=key, cache_dir=cache_dir, progress=progress)
     return reference_report(
-        run, ref, source.against(ref, noise_ref), noise_ref=noise_ref, gpu=gpu, host=host
+        run,
+        ref,
+        source.against(ref, noise_ref),
+        noise_ref=noise_ref,
+        gpu=gpu,
+        host=host,
+        against_noise=(lambda: source.against(noise_ref, None).steps) if noise_ref else None,
     )
 
 
@@ -54,8 +61,11 @@ def reference_report(
     noise_ref: str | None = None,
     gpu: int | None = None,
     host: str | None = None,
+    against_noise: Callable[[], list[StepDiff]] | None = None,
 ) -> DriftReport:
-    """The verdict on a compared series, as a report."""
+    """The verdict on a compared series, as a report. ``against_noise``: the run compared
+    with its noise run, asked for only when the verdict needs it (``noise_twin``)."""
+    from denpex.drift.noise_twin import rejudged
     from denpex.drift.one_point import one_point
     from denpex.drift.per_rank import judge_ranks, replica_evidence
 
@@ -78,6 +88,11 @@ def reference_report(
         if series.one_point:
             noise_point = series.noise[0] if series.noise else None
             assessment = one_point(series.steps[0], assessment, noise_point)
+        elif against_noise is not None and noise_ref:
+            assessment = rejudged(
+                assessment, against_noise, run=run, noise_ref=noise_ref, gpu=trained_on,
+                host=trained_at,
+            )  # fmt: skip
     return DriftReport(
         mode="reference",
         run=run,

@@ -203,7 +203,16 @@ class DriftSession:
         try:
             if self.ref:
                 compared = source.against(self.ref, self.noise_ref)
-                report = reference_report(self.run, self.ref, compared, noise_ref=self.noise_ref)
+                noise_ref = self.noise_ref
+                report = reference_report(
+                    self.run,
+                    self.ref,
+                    compared,
+                    noise_ref=noise_ref,
+                    against_noise=(lambda: source.against(noise_ref, None).steps)
+                    if noise_ref
+                    else None,
+                )
             else:
                 replicas = source.replicas(self.tolerance)
                 report = replica_report(self.run, replicas, tolerance=self.tolerance)
@@ -320,6 +329,13 @@ class DriftSession:
             warnings.append(Note("vanished", what, f"{what}: vanished while being read; skipped"))
             return []
 
+    def _against_noise(self) -> list[StepDiff]:
+        """The run's compared checkpoints against the noise run's at the same steps, for a
+        verdict that needs them (``noise_twin``; one checkpoint per step only)."""
+        noise = {c.step: c for c, _ in self.noise_pairs.get(None, [])}
+        pairs = [(c, noise[c.step]) for c, _ in self.pairs.get(None, []) if c.step in noise]
+        return [d for pair in pairs for d in self._each(pair, [], compare_steps)]
+
     def report(self) -> DriftReport:
         """The series compared so far, judged."""
         device = self.kernel.device
@@ -339,7 +355,10 @@ class DriftSession:
                 device,
             )
             series.replicas = [self.replicas[s] for s in sorted(self.replicas)]
-            return reference_report(self.run, self.ref, series, noise_ref=self.noise_ref)
+            return reference_report(
+                self.run, self.ref, series, noise_ref=self.noise_ref,
+                against_noise=self._against_noise if self.noise_ref else None,
+            )  # fmt: skip
         reps = [self.done[s] for s in sorted(self.done)]
         return replica_report(self.run, Series(reps, [], device, places=self.places))
 
