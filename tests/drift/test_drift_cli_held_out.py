@@ -1,43 +1,39 @@
-"""A held-out architecture end to end through the CLI (issue 9): MPT, a pre-norm causal LM
-with ALiBi instead of positions, no biases, queries, keys and values from one fused Linear and
-an output head tied to the token embeddings, trained on the CPU by bench/trainings exactly as
-in the corpus (rotation 35 holds `mpt` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation35/). Judged by `denpex drift --json` as a real subprocess. Its
-one measurement (heldout-mpt.txt, rule 3ef4084) flagged none of its nine healthy reruns, with
-or without a noise reference (docs/drift-statistics.md); the two used here are a one-thread
-rerun split in four micro-batches and a two-thread rerun whose four micro-batches are
-shuffled. A permanent 1e-2 compute fault on the MLP is drift from the first checkpoint after
-its onset, and a bit flip in the attention's fused projection a sudden jump there. Rotation 34
-trained its held-out Arcee here, rotation 33 XLM, rotation 32 EuroBERT, rotation 31 Llama 4,
-rotation 30 Nemotron, rotation 29 NomicBERT, rotation 28 Pixtral, rotation 27 BitNet,
-rotation 26 Moonshine, rotation 25 HRM-Text, rotation 24 Doge, rotation 23 ViTDet, rotation
-22 PVT, rotation 21 GPT-OSS, rotation 20 Falcon-H1, rotation 19 Zamba2, rotation 18 xLSTM,
-rotation 17 Cohere, rotation 16 Qwen3-Next, rotation 15 LFM2, rotation 14 DiffLlama, rotation
-13 Persimmon, rotation 12 OLMo 2, rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the
-gated conv LM, rotation 8 FNet, rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
+"""A held-out architecture end to end through the CLI (issue 9): nanochat, a causal LM whose
+RMS norms learn nothing (no weight at all, one on the token embeddings), whose queries and
+keys are rotated and then normed per head, with an ungated squared-ReLU MLP and soft-capped
+logits, trained on the CPU by bench/trainings exactly as in the corpus (rotation 36 holds
+`nanochat` out of threshold tuning; its runs are measured in
+docs/measurements/drift-rotation36/). Judged by `denpex drift --json` as a real subprocess. Its
+one measurement (heldout-nanochat.txt, rule b8b525e) flagged none of its nine healthy reruns,
+with or without a noise reference (docs/drift-statistics.md); the two used here are a
+one-thread rerun split in four micro-batches and a two-thread rerun whose four micro-batches
+are shuffled. A permanent 1e-2 compute fault on the MLP is drift from the first checkpoint
+after its onset, and a bit flip in the attention's query projection a sudden jump there.
+Rotation 35 trained its held-out MPT here, rotation 34 Arcee, rotation 33 XLM, rotation 32
+EuroBERT, rotation 31 Llama 4, rotation 30 Nemotron, rotation 29 NomicBERT, rotation 28
+Pixtral, rotation 27 BitNet, rotation 26 Moonshine, rotation 25 HRM-Text, rotation 24 Doge,
+rotation 23 ViTDet, rotation 22 PVT, rotation 21 GPT-OSS, rotation 20 Falcon-H1, rotation 19
+Zamba2, rotation 18 xLSTM, rotation 17 Cohere, rotation 16 Qwen3-Next, rotation 15 LFM2,
+rotation 14 DiffLlama, rotation 13 Persimmon, rotation 12 OLMo 2, rotation 11 GPT-Neo,
+rotation 10 PatchTST, rotation 9 the gated conv LM, rotation 8 FNet, rotation 7 the LSTM,
+rotation 6 Phi; all are tuning now."""
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from denpex_cli import ROOT, denpex, validate_drift_report
-
-sys.path.insert(0, str(ROOT / "bench"))
-
-from trainings.corpus import HELD_OUT, ONSET, family
+from drift.corpus_runs import FIRST_FAULTY, drift_json, train_runs
+from trainings.corpus import HELD_OUT, ONSET
 from trainings.models import ARCHS
-from trainings.train import EVERY, STEPS, train
+from trainings.train import EVERY, STEPS
 
-ARCH = "mpt"
+ARCH = "nanochat"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 MLP = ARCHS[ARCH].sites["mlp"]
-FIRST_FAULTY = (ONSET + EVERY - 1) // EVERY * EVERY  # the first checkpoint after the onset
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch mpt --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch nanochat --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
@@ -51,20 +47,11 @@ LABELS = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert ARCH in HELD_OUT  # the point of this test: a model the thresholds never saw
-    by_label = {run.label: run.spec for run in family(ARCH)}
-    base = tmp_path_factory.mktemp("held_out")
-    for name, label in LABELS.items():
-        train(by_label[label], base / name)
-    return {name: base / name for name in LABELS}
+    return train_runs(ARCH, LABELS, tmp_path_factory.mktemp("held_out"))
 
 
 def _drift(runs: dict[str, Path], run: str, *noise: str) -> tuple[int, dict]:
-    extra = ["--noise-ref", runs[noise[0]]] if noise else []
-    done = denpex("drift", runs[run], "--ref", runs["ref"], *extra, "--json", "--device", "cpu")
-    assert done.returncode in (0, 1), done.stderr
-    report = json.loads(done.stdout)
-    validate_drift_report(report)
-    return done.returncode, report
+    return drift_json(runs[run], runs["ref"], runs[noise[0]] if noise else None)
 
 
 @pytest.mark.slow
