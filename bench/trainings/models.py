@@ -3544,6 +3544,167 @@ class _FunAsr(nn.Module):
         return self.head(self.encoder(stacked, mask).last_hidden_state.mean(1))
 
 
+def _minicpm3() -> nn.Module:
+    from transformers import MiniCPM3Config, MiniCPM3ForCausalLM
+
+    _hf_quiet()
+    # MiniCPM3 (OpenBMB's): a causal LM with DeepSeek's multi-head latent attention (queries
+    # through a low-rank latent: q_a_proj, an RMS norm, q_b_proj; keys and values through one
+    # compressed latent, kv_a_proj_with_mqa, whose RMS-normed part kv_b_proj expands per head and
+    # whose other part is one rotary key all heads share; rotary on 8 of each head's 16 query and
+    # key dimensions, values 16 wide) and its muP-style scalings: token embeddings times 12
+    # (scale_emb), each residual branch times scale_depth / sqrt(layers) (1.4 / sqrt(2) here, 1.4
+    # / sqrt(62) in the 4B), the final state divided by width / dim_model_base before the output
+    # head tied to the embeddings (8 here, 10 in the 4B: 2560 / 256); pre-norm RMS norms, a SwiGLU
+    # MLP, no biases, weights drawn at its config's 0.1.
+    cfg = MiniCPM3Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=SEQ,
+        q_lora_rank=32, kv_lora_rank=32, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=16,
+        dim_model_base=8, use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return MiniCPM3ForCausalLM(cfg)
+
+
+def _mimo() -> nn.Module:
+    from transformers import MiMoV2FlashConfig, MiMoV2FlashForCausalLM
+
+    _hf_quiet()
+    # MiMo-V2-Flash (Xiaomi's): a causal LM whose first layer is full attention with a dense SwiGLU
+    # MLP and whose later ones mostly attend within a sliding window (here layer 1, each token
+    # seeing itself and the 7 before it; 128 before it in the release): those have twice the
+    # key/value heads and a learned attention sink per head (an extra softmax logit that attends to
+    # nothing). Query and key heads are wider than value heads (24 and 16 here, 192 and 128 in the
+    # release), the values scaled by 0.707 (attention_value_scale), rotary on a third of each head
+    # (theta 5e6 on full layers, 1e4 on windowed ones), GQA; after the first layer, a mixture of
+    # experts without a shared expert (sigmoid router scores, a correction bias for the choice, top
+    # 2 of 4 experts here, their weights renormalized; gate and up projections fused in one
+    # (experts, out, in) tensor). Pre-norm RMS norms, no biases, an untied output head.
+    cfg = MiMoV2FlashConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=1, head_dim=24, v_head_dim=16,
+        moe_intermediate_size=32, n_routed_experts=4, num_experts_per_tok=2, sliding_window=8,
+        max_position_embeddings=SEQ, use_cache=False, pad_token_id=0, bos_token_id=0,
+        eos_token_id=0,
+    )  # fmt: skip
+    return MiMoV2FlashForCausalLM(cfg)
+
+
+class _VitsText(nn.Module):
+    """VITS's text encoder (Kim et al.'s end-to-end TTS, as in Meta's MMS-TTS) as a masked LM:
+    token embeddings times the root of the width, no absolute positions; post-norm layers whose
+    attention (biased q, k, v and out projections) adds relative-position terms within a window
+    of 4 tokens either side, learned embeddings shared by the heads on the keys' side (added to
+    the scores) and on the values' side (added to the output); a feed-forward of two 3-wide
+    convolutions over time (conv_1, ReLU, conv_2), each input masked by the padding mask (all
+    ones here); its LayerNorms after each residual add. The prior projection (project, a 1x1
+    convolution to the flow's means and log-variances) is left unused: a Linear to the
+    vocabulary on each token's final state. The text encoder is a plain module (no
+    PreTrainedModel init): torch's defaults, but for its token embeddings, drawn as the
+    original VITS draws them (N(0, 1 / width), unit size once scaled), with no padding row (the
+    original's has none). LayerDrop off."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import VitsConfig
+        from transformers.models.vits.modeling_vits import VitsTextEncoder
+
+        _hf_quiet()
+        cfg = VitsConfig(
+            vocab_size=VOCAB, hidden_size=48, num_hidden_layers=2, num_attention_heads=2,
+            window_size=4, ffn_dim=96, ffn_kernel_size=3, flow_size=16, layerdrop=0.0,
+            hidden_dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        )  # fmt: skip
+        self.text = VitsTextEncoder(cfg)
+        nn.init.normal_(self.text.embed_tokens.weight, 0.0, 48**-0.5)
+        self.head = nn.Linear(48, VOCAB)
+
+    def forward(self, input_ids: torch.Tensor) -> _LmOutput:
+        padding = torch.ones(*input_ids.shape, 1)  # every sequence fills its window
+        return _LmOutput(self.head(self.text(input_ids, padding).last_hidden_state))
+
+
+class _MllamaVision(nn.Module):
+    """Llama 3.2 Vision's image encoder (Mllama's) with a classifier. It reads an image as tiles:
+    here each 16x16 image as four 8x8 tiles (2 by 2, the one supported aspect ratio, id 1), each
+    tile a bias-free patch convolution (4x4 patches) plus a class token; embeddings of the aspect
+    ratio's tiles added before and after the first encoder, each through a tanh gate from 0, learned
+    positions within a tile mixed with per-tile ones by another (from 0: positions only at first); a
+    LayerNorm, each tile's tokens padded to a multiple of 8 (5 to 8), then two encoders over all
+    tiles' tokens at once: a local one (pre-norm LayerNorm layers, bias-free q, k, v and o
+    projections, a GELU MLP of fc1 and fc2; 2 layers here, 32 in the 11B), a LayerNorm, and a global
+    one whose layers scale their attention and MLP outputs by tanh gates (drawn near 0; 1 layer
+    here, 8 in the 11B). Its output per token is the global encoder's state beside a chosen local
+    layer's (layer 0 here; layers 3, 7, 15, 23, 30 in the 11B): the tiles' class tokens of that,
+    averaged, and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import MllamaVisionConfig, MllamaVisionModel
+
+        _hf_quiet()
+        cfg = MllamaVisionConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_global_layers=1,
+            attention_heads=4, image_size=IMAGE // 2, patch_size=4, max_num_tiles=4,
+            supported_aspect_ratios=[[2, 2]], intermediate_layers_indices=[0],
+            vision_output_dim=128,
+        )  # fmt: skip
+        self.vision = MllamaVisionModel(cfg)
+        self.head = nn.Linear(128, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        # (batch, channels, 16, 16) -> (batch, one image, 4 tiles row by row, channels, 8, 8).
+        n, half = images.shape[0], IMAGE // 2
+        tiles = images.unflatten(2, (2, half)).unflatten(4, (2, half)).permute(0, 2, 4, 1, 3, 5)
+        tiles = tiles.reshape(n, 1, 4, 3, half, half)
+        ratio = torch.ones(n, 1, dtype=torch.long)
+        mask = torch.ones(n, 1, 4, dtype=torch.long)
+        out = self.vision(tiles, ratio, mask).last_hidden_state  # (n, 1, tiles, tokens, 128)
+        return self.head(out[:, 0, :, 0].mean(1))
+
+
+class _Lilt(nn.Module):
+    """LiLT (the Language-independent Layout Transformer, SCUT and Alibaba's) as a masked LM over
+    text laid out on a page: two streams side by side, the text one RoBERTa's (word, token-type
+    and learned position embeddings, a LayerNorm; post-norm layers, biased projections, a GELU
+    MLP four times the width) and a layout one a quarter of its width (each token's box: its
+    x0, y0, x1, y1, height and width embedded, a Linear, position embeddings, a LayerNorm; layers
+    of the same shape); in each layer's attention the two streams add each other's scaled
+    scores before their softmaxes (BiACM), each then weighing its own values. Here every
+    sequence is one page of 4 lines of 8 tokens, token t's box (8 * (t % 8), 16 * (t // 8)) to
+    6 and 10 past that on a 64-wide grid (1024 in the release), the same for every sequence.
+    Its padding index is 0 (BERT's: these chains draw it, its embedding row stays zero): the
+    positions are given in full (1 to 32, counted past that index as RoBERTa counts them), so
+    that no token shifts them. No pooler: a Linear to the vocabulary on each token's final text
+    state, as LiLT's own heads read the text stream only (of the layout stream's last layer, only
+    its queries and keys, through the shared scores, reach it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import LiltConfig, LiltModel
+
+        _hf_quiet()
+        cfg = LiltConfig(
+            vocab_size=VOCAB, hidden_size=48, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=192, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+            max_position_embeddings=SEQ + 1, max_2d_position_embeddings=64,
+        )  # fmt: skip
+        self.lilt = LiltModel(cfg, add_pooling_layer=False)
+        self.head = nn.Linear(48, VOCAB)
+        t = torch.arange(SEQ)
+        col, row = 8 * (t % 8), 16 * (t // 8)
+        self.register_buffer("bbox", torch.stack([col, row, col + 6, row + 10], -1), False)
+        self.register_buffer("positions", torch.arange(1, SEQ + 1), False)
+
+    def forward(self, input_ids: torch.Tensor) -> _LmOutput:
+        n = input_ids.shape[0]
+        out = self.lilt(
+            input_ids=input_ids, bbox=self.bbox.expand(n, -1, -1),
+            position_ids=self.positions.expand(n, -1),
+        )  # fmt: skip
+        return _LmOutput(self.head(out.last_hidden_state))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -5160,5 +5321,42 @@ ARCHS: dict[str, Arch] = {
               "mlp": "encoder.layers.1.mlp.fc1",
               "embedding": "encoder.layers.0.self_attn.v_proj",
               "norm": "encoder.layers.1.post_attention_layernorm"}),
+        # Rotation 37's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (MiniCPM3, whose queries pass through a
+        # latent: q_a_proj, the query projection that reads the layer's normed input, as
+        # DeepSeek-V3's; MiMo-V2-Flash, whose layer 0 is a full-attention one: q_proj; VITS's text
+        # encoder: q_proj; Llama 3.2 Vision's image encoder: layer 0 of its local encoder, q_proj;
+        # LiLT: the text stream's query, as BERT's, the layout stream's layout_query beside it),
+        # layer 1's first MLP projection (MiniCPM3, SwiGLU: up_proj, as Gemma's; MiMo-V2-Flash,
+        # whose layer 1 is a mixture of experts without a shared expert: the experts, their fused
+        # gate_up_proj the lane weight, as Mixtral's; VITS's text encoder, whose feed-forward is
+        # convolutional: conv_1, its first 3-wide convolution, whose 3-d kernel the lane fault
+        # reads at its second axis, input channel 3 of every filter, as SqueezeBERT's conv1d;
+        # Llama 3.2 Vision's image encoder: the local encoder's layer 1 fc1; LiLT: the text
+        # stream's intermediate.dense, as BERT's), the token (patch) embedding the model calls
+        # (MiniCPM3: embed_tokens, its x12 scale inside it; MiMo-V2-Flash: embed_tokens; VITS's
+        # text encoder: embed_tokens, before its scale by the root of the width; Llama 3.2
+        # Vision's image encoder: the patch convolution, which every tile goes through; LiLT: the
+        # text stream's word embeddings, as BERT's), layer 1's pre-MLP norm (MiniCPM3,
+        # MiMo-V2-Flash: post_attention_layernorm; VITS's text encoder, post-norm: layer_norm,
+        # between attention and feed-forward, as BERT's; Llama 3.2 Vision's image encoder: the
+        # local encoder's layer 1 post_attention_layernorm; LiLT, post-norm: the text stream's
+        # attention.output.LayerNorm, as BERT's). BatchNorm in none of the five.
+        Arch("minicpm3", _minicpm3, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_a_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("mimo", _mimo, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.experts", "model.embed_tokens",
+                       "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("vits", _VitsText, _tokens, _masked_loss,
+             _lm_sites("text.encoder.layers", "attention.q_proj", "feed_forward.conv_1",
+                       "text.embed_tokens", "layer_norm")),
+        Arch("mllama", _MllamaVision, _images, _class_loss,
+             _lm_sites("vision.transformer.layers", "self_attn.q_proj", "mlp.fc1",
+                       "vision.patch_embedding", "post_attention_layernorm")),
+        Arch("lilt", _Lilt, _tokens, _masked_loss,
+             _lm_sites("lilt.encoder.layer", "attention.self.query", "intermediate.dense",
+                       "lilt.embeddings.word_embeddings", "attention.output.LayerNorm")),
     )
 }  # fmt: skip
