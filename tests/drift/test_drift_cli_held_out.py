@@ -1,22 +1,22 @@
-"""A held-out architecture end to end through the CLI (issue 9): nanochat, a causal LM whose
-RMS norms learn nothing (no weight at all, one on the token embeddings), whose queries and
-keys are rotated and then normed per head, with an ungated squared-ReLU MLP and soft-capped
-logits, trained on the CPU by bench/trainings exactly as in the corpus (rotation 36 holds
-`nanochat` out of threshold tuning; its runs are measured in
-docs/measurements/drift-rotation36/). Judged by `denpex drift --json` as a real subprocess. Its
-one measurement (heldout-nanochat.txt, rule b8b525e) flagged none of its nine healthy reruns,
+"""A held-out architecture end to end through the CLI (issue 9): MiniCPM3, a causal LM with
+DeepSeek's latent attention (queries and keys/values through low-rank projections, a rotary
+part beside a plain one) under muP-style scalings of its embeddings, residual branches and
+final state, trained on the CPU by bench/trainings exactly as in the corpus (rotation 37
+holds `minicpm3` out of threshold tuning; its runs are measured in
+docs/measurements/drift-rotation37/). Judged by `denpex drift --json` as a real subprocess. Its
+one measurement (heldout-minicpm3.txt, rule b8b525e) flagged none of its nine healthy reruns,
 with or without a noise reference (docs/drift-statistics.md); the two used here are a
 one-thread rerun split in four micro-batches and a two-thread rerun whose four micro-batches
 are shuffled. A permanent 1e-2 compute fault on the MLP is drift from the first checkpoint
-after its onset, and a bit flip in the attention's query projection a sudden jump there.
-Rotation 35 trained its held-out MPT here, rotation 34 Arcee, rotation 33 XLM, rotation 32
-EuroBERT, rotation 31 Llama 4, rotation 30 Nemotron, rotation 29 NomicBERT, rotation 28
-Pixtral, rotation 27 BitNet, rotation 26 Moonshine, rotation 25 HRM-Text, rotation 24 Doge,
-rotation 23 ViTDet, rotation 22 PVT, rotation 21 GPT-OSS, rotation 20 Falcon-H1, rotation 19
-Zamba2, rotation 18 xLSTM, rotation 17 Cohere, rotation 16 Qwen3-Next, rotation 15 LFM2,
-rotation 14 DiffLlama, rotation 13 Persimmon, rotation 12 OLMo 2, rotation 11 GPT-Neo,
-rotation 10 PatchTST, rotation 9 the gated conv LM, rotation 8 FNet, rotation 7 the LSTM,
-rotation 6 Phi; all are tuning now."""
+after its onset, and a bit flip in the attention's query down-projection a sudden jump there.
+Rotation 36 trained its held-out nanochat here, rotation 35 MPT, rotation 34 Arcee, rotation
+33 XLM, rotation 32 EuroBERT, rotation 31 Llama 4, rotation 30 Nemotron, rotation 29
+NomicBERT, rotation 28 Pixtral, rotation 27 BitNet, rotation 26 Moonshine, rotation 25
+HRM-Text, rotation 24 Doge, rotation 23 ViTDet, rotation 22 PVT, rotation 21 GPT-OSS, rotation
+20 Falcon-H1, rotation 19 Zamba2, rotation 18 xLSTM, rotation 17 Cohere, rotation 16
+Qwen3-Next, rotation 15 LFM2, rotation 14 DiffLlama, rotation 13 Persimmon, rotation 12 OLMo 2,
+rotation 11 GPT-Neo, rotation 10 PatchTST, rotation 9 the gated conv LM, rotation 8 FNet,
+rotation 7 the LSTM, rotation 6 Phi; all are tuning now."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ from trainings.corpus import HELD_OUT, ONSET
 from trainings.models import ARCHS
 from trainings.train import EVERY, STEPS
 
-ARCH = "nanochat"
+ARCH = "minicpm3"
 ATTENTION = ARCHS[ARCH].sites["attention"]
 MLP = ARCHS[ARCH].sites["mlp"]
-# The corpus's own runs, by their labels (bench/false_alarms.py --arch nanochat --verbose).
+# The corpus's own runs, by their labels (bench/false_alarms.py --arch minicpm3 --verbose).
 LABELS = {
     "ref": "reference",
     "noise": "noise reference",
