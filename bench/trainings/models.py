@@ -3705,6 +3705,149 @@ class _Lilt(nn.Module):
         return _LmOutput(self.head(out.last_hidden_state))
 
 
+def _zaya() -> nn.Module:
+    from transformers import ZayaConfig, ZayaForCausalLM
+
+    _hf_quiet()
+    # ZAYA1 (Zyphra's): a causal LM whose attention is compressed convolutional attention (CCA):
+    # queries (q_proj) and keys (k_proj, GQA) are mixed over time by two causal convolutions, a
+    # depthwise one and a grouped one (one group per head), each 2 steps wide, plus residual paths
+    # (each query averaged with its key head, each key the mean of its group's); half of each value
+    # head comes from the current token (v_proj_current), half from the token before it
+    # (v_proj_delayed); queries and keys L2-normed to the root of the head width, the keys then
+    # times a learned temperature per key head (from 0: every token weighs its past evenly at
+    # first); rotary on half of each head (theta 5e6). The residual stream is kept in float32 and
+    # each residual add is a learned affine on both sides ((branch + b) * s + (residual + b') * s',
+    # per channel; the embeddings get one too). Every layer is a mixture of experts: a router whose
+    # state runs through the layers (down_proj to a 32-wide state here, plus the previous layer's
+    # state times a learned scale, then an RMS norm and a two-layer GELU MLP) scores the experts and
+    # a skip class that computes nothing (a -1 balancing bias on it), top 1 (of 4 here, 16 in the
+    # release), SwiGLU experts with gate and up fused in one (experts, out, in) tensor. Pre-norm RMS
+    # norms, no biases outside the router, a final RMS norm, an output head tied to the token
+    # embeddings.
+    cfg = ZayaConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, moe_intermediate_size=32, num_experts=4,
+        num_experts_per_tok=1, router_hidden_size=32, max_position_embeddings=SEQ,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return ZayaForCausalLM(cfg)
+
+
+def _dory() -> nn.Module:
+    from transformers import DoryConfig, DoryForCausalLM
+
+    _hf_quiet()
+    # Dory (NVIDIA's Nemotron-Labs Dory): a normalized transformer (nGPT) with a looped middle.
+    # Every hidden state lives on the unit sphere: its norms are L2 projections with no weight
+    # (norm 1, not RMS 1), Gemma 2's four per layer, and each residual step is an interpolation
+    # towards the normed branch output, h + a * (out - h), at a learned per-channel rate (a from
+    # 0.05); queries and keys L2-normed per head, rotated (all of the head), the queries rescaled
+    # per channel (sqk), the attention output gated by a sigmoid of gate_proj times a learned
+    # scale and L2-normed before o_proj; a SwiGLU MLP whose gate and up outputs carry learned
+    # per-channel scales (suv) and whose product is L2-normed before down_proj; no biases. Its
+    # layers form an input section run once, a recurrent section run n times (each pass from the
+    # normed state plus the normed input section's output) and an output section: here layer 0
+    # (sliding, each token seeing itself and the 7 before it) is the input section and layer 1
+    # (full attention) the recurrent one, run twice, with no output section. A final L2 norm, an
+    # untied output head whose logits carry a learned scale per vocabulary entry.
+    cfg = DoryConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=SEQ,
+        sliding_window=8, layer_types=["sliding_attention", "full_attention"], n_input_layers=1,
+        n_recurrent_layers=1, n_output_layers=0, n_recurrent_loops=2, use_cache=False,
+        pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return DoryForCausalLM(cfg)
+
+
+def _neomme() -> nn.Module:
+    from transformers import NeoMMEConfig, NeoMMEForMaskedLM
+
+    _hf_quiet()
+    # NeoMME (H company's multimodal retrieval encoder), its text side as a masked LM: factorized
+    # token embeddings (a 32-wide table, then a bias-free Linear to the width), a weightless RMS
+    # norm, then pre-norm layers (weightless RMS norms) whose attention reads a learned mix of the
+    # state and that first state (lambdas, from 1 and 0) and whose two residual branches are scaled
+    # by 1 / sqrt(2 * layers) (0.5 here); bidirectional GQA attention whose queries and keys are
+    # RMS-normed per head (no weight) and then rotated (M-RoPE over two axes, both the token's index
+    # for text), with a value embedding (a second token table, from 0) added to the values in the
+    # first and last global layers, exclusive self-attention (each head's output less its projection
+    # on its own token's value, times tanh of a learned per-head alpha, from 0) and a sigmoid output
+    # gate read from the layer's normed input (gate_proj) before o_proj; an ungated MLP of up_proj,
+    # a squared ReLU and down_proj; o_proj and down_proj drawn at 0. Sliding layers attend within a
+    # window (here layer 0, each token seeing 4 either side; 256 and 1024 by turns in the release),
+    # the last layer and every sixth globally (here layer 1, with the value embedding). A final
+    # weightless norm; the decoder reuses both embedding factors (the projection transposed, then
+    # the 32-wide table). Its patch stem (for images) goes unused: patches of 2x2 keep it small.
+    cfg = NeoMMEConfig(
+        vocab_size=VOCAB, embedding_rank=32, hidden_size=64, intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        max_position_embeddings=SEQ, sliding_window=4, patch_size=2, pad_token_id=0,
+    )  # fmt: skip
+    return NeoMMEForMaskedLM(cfg)
+
+
+class _Sam3Vit(nn.Module):
+    """SAM 3's image encoder (Meta's Segment Anything 3 ViT, from Perception Encoder) with a
+    classifier: a bias-free patch convolution (2x2 pixels here, 14x14 in the release), learned
+    absolute positions for the pretraining grid tiled over the image's (here a 4x4 table over
+    8x8 patches, as the release tiles its 24x24 one over 72x72), no class token; a LayerNorm in
+    front of the layers, then pre-norm LayerNorm layers (biased q, k, v and o projections, a GELU
+    MLP of fc1 and fc2) whose attention turns queries and keys by 2-d axial rotary positions
+    (rows and columns, over the whole head) and runs within 4x4 windows of patches (24x24 in the
+    release), but in the global layers (layer 1 here; 7, 15, 23 and 31 of 32 in the release),
+    whose positions are scaled down by window / grid so both kinds count in a window's units. No
+    final norm: the mean of the patches' last states and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Sam3ViTConfig, Sam3ViTModel
+
+        _hf_quiet()
+        cfg = Sam3ViTConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            image_size=IMAGE, patch_size=2, window_size=4, global_attn_indexes=[1],
+            pretrain_image_size=IMAGE // 2,
+        )  # fmt: skip
+        self.vision = Sam3ViTModel(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.vision(images).last_hidden_state.mean(1))
+
+
+class _VoxtralRealtime(nn.Module):
+    """Voxtral Realtime's audio encoder (Mistral's streaming speech model, a causal Whisper) with
+    a classifier: Whisper's stem of two 3-wide convolutions over the log-mel frames, each GELU'd,
+    the second of stride 2, both causal (padded on the left only); no absolute positions: rotary
+    on the queries and keys (theta 1e4); pre-norm RMS-norm layers whose attention (q, v and o
+    projections biased, k bias-free, as Whisper's) is causal and windowed (each frame seeing
+    itself and the 7 before it here, 750 frames in the release), and whose MLP is SwiGLU (gate
+    and up bias-free, down biased); a final RMS norm. Mean pooling over the 16 frames and a
+    Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import VoxtralRealtimeEncoderConfig
+        from transformers.models.voxtral_realtime.modeling_voxtral_realtime import (
+            VoxtralRealtimeEncoder,
+        )
+
+        _hf_quiet()
+        cfg = VoxtralRealtimeEncoderConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            head_dim=16, num_mel_bins=MELS, max_position_embeddings=FRAMES, sliding_window=8,
+            use_cache=False,
+        )  # fmt: skip
+        self.encoder = VoxtralRealtimeEncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, mels: torch.Tensor) -> torch.Tensor:
+        # (batch, bins, frames), as Whisper reads them.
+        return self.head(self.encoder(mels).last_hidden_state.mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -5358,5 +5501,42 @@ ARCHS: dict[str, Arch] = {
         Arch("lilt", _Lilt, _tokens, _masked_loss,
              _lm_sites("lilt.encoder.layer", "attention.self.query", "intermediate.dense",
                        "lilt.embeddings.word_embeddings", "attention.output.LayerNorm")),
+        # Rotation 38's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (ZAYA1, whose queries and keys go through
+        # CCA's convolutions: the CCA projection's q_proj, the query projection that reads the
+        # layer's normed input, ahead of them, as DeepSeek-V3's q_a_proj; Dory: q_proj, whose output
+        # is L2-normed per head; NeoMME: q_proj, whose output is RMS-normed per head and then
+        # rotated; SAM 3's image encoder: q_proj of layer 0, a windowed one; Voxtral Realtime's
+        # encoder: q_proj, as Whisper's), layer 1's first MLP projection (ZAYA1, whose every layer
+        # is a mixture of experts: the experts, their fused gate_up_proj the lane weight, as
+        # Mixtral's; Dory, SwiGLU: up_proj of its recurrent layer, struck at both of its passes, as
+        # ALBERT's shared layer; NeoMME, ungated squared ReLU: up_proj, its one input projection,
+        # as Arcee's; SAM 3's image encoder: fc1 of layer 1, a global one; Voxtral Realtime's
+        # encoder, SwiGLU: up_proj, as Gemma's), the token (patch, frame) embedding the model calls
+        # (ZAYA1, Dory: embed_tokens; NeoMME, factorized: the 32-wide word embeddings, ahead of the
+        # Linear that lifts them, as RemBERT's; SAM 3's image encoder: the patch convolution;
+        # Voxtral Realtime's encoder, which reads log-mel frames: its stem's second, strided
+        # convolution, the one that makes the tokens, as Whisper's conv2), layer 1's pre-MLP norm
+        # (ZAYA1: post_attention_layernorm, in front of the experts, as Mixtral's; Dory, whose MLP
+        # has a norm on either side: pre_feedforward_layernorm, the weightless L2 norm in front, as
+        # Gemma 2's; NeoMME: post_attention_layernorm, a weightless RMS norm, as nanochat's; SAM 3's
+        # image encoder: layer_norm2, as SigLIP's; Voxtral Realtime's encoder: final_layer_norm, an
+        # RMS norm, as Whisper's). BatchNorm in none of the five.
+        Arch("zaya", _zaya, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.qkv_proj.q_proj", "mlp.experts",
+                       "model.embed_tokens", "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("dory", _dory, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "pre_feedforward_layernorm")),
+        Arch("neomme", _neomme, _tokens, _masked_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "model.embed_tokens.word_embeddings", "post_attention_layernorm")),
+        Arch("sam3", _Sam3Vit, _images, _class_loss,
+             _lm_sites("vision.layers", "attention.q_proj", "mlp.fc1",
+                       "vision.embeddings.patch_embeddings.projection", "layer_norm2")),
+        Arch("voxtral", _VoxtralRealtime, _mels, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "mlp.up_proj",
+                       "encoder.embedder.conv2", "final_layer_norm")),
     )
 }  # fmt: skip
