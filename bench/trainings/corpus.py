@@ -19,11 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 38 (2026-12-07): the one hundred and eighty-one architectures of rotations 1 to 37
-# are all tuning now (rotation 37 held out MiniCPM3, MiMo-V2-Flash, VITS's text encoder, Llama
-# 3.2 Vision's image encoder, LiLT); five new ones (ZAYA1, Dory, NeoMME, SAM 3's image encoder,
-# Voxtral Realtime's audio encoder), judged once by the rule frozen for rotation 36 (b8b525e5),
-# are held out.
+# Rotation 39 (2026-12-07): the one hundred and eighty-six architectures of rotations 1 to 38
+# are all tuning now (rotation 38 held out ZAYA1, Dory, NeoMME, SAM 3's image encoder, Voxtral
+# Realtime's audio encoder); five new ones (Laguna, ESM C, Inkling, Sapiens 2's backbone,
+# Nemotron Speech Streaming's encoder), judged once by the rule frozen for rotation 36
+# (b8b525e5), are held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -50,8 +50,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "arcee", "rembert", "groupvit", "chameleon", "granitespeech",
           "mpt", "xglm", "clvp", "internvl", "phi4audio",
           "smollm3", "nanochat", "gte", "blip", "funasr",
-          "minicpm3", "mimo", "vits", "mllama", "lilt")  # fmt: skip
-HELD_OUT = ("zaya", "dory", "neomme", "sam3", "voxtral")
+          "minicpm3", "mimo", "vits", "mllama", "lilt",
+          "zaya", "dory", "neomme", "sam3", "voxtral")  # fmt: skip
+HELD_OUT = ("laguna", "esmc", "inkling", "sapiens2", "nemotronasr")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -297,6 +298,11 @@ _RECIPES = {
     "neomme": (Recipe(lr=1.5e-3, weight_decay=0.05, clip=None, warmup=5), "safetensors"),
     "sam3": (Recipe(bf16=True, weight_decay=0.05, clip=0.25, warmup=15), "pt"),
     "voxtral": (Recipe(lr=1e-3, weight_decay=0.02, clip=2.0, warmup=10), "deepspeed"),
+    "laguna": (Recipe(bf16=True, lr=1.5e-3, weight_decay=0.05, clip=0.5, warmup=10), "dcp"),
+    "esmc": (Recipe(lr=1e-3, weight_decay=0.01, clip=None, warmup=20), "hf"),
+    "inkling": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.25, warmup=5), "safetensors"),
+    "sapiens2": (Recipe(bf16=True, weight_decay=0.05, clip=None, warmup=5), "pt"),
+    "nemotronasr": (Recipe(weight_decay=0.01, warmup=20), "deepspeed"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

@@ -3848,6 +3848,150 @@ class _VoxtralRealtime(nn.Module):
         return self.head(self.encoder(mels).last_hidden_state.mean(1))
 
 
+def _laguna() -> nn.Module:
+    from transformers import LagunaConfig, LagunaForCausalLM
+
+    _hf_quiet()
+    # Laguna (Poolside's): a causal mixture-of-experts LM whose attention output is gated per head
+    # by a softplus of g_proj (read from the layer's normed input, one gate per head broadcast over
+    # its width) before o_proj; GQA with queries and keys RMS-normed per head, then rotated (half of
+    # each head at theta 5e5 in global layers, all of it at theta 1e4 in sliding ones); the query
+    # head count set per layer (4 in layer 0 and 8 in layer 1 here, both over 2 key-value heads).
+    # Layer 0 attends within a sliding window of 8 tokens (512 in the release), layer 1 globally.
+    # Layer 0's MLP is dense SwiGLU, every later one a sparse MoE: a sigmoid router (no softmax; a
+    # score-correction bias, from 0 and not trained, shifts the selection only) picks the top 2 of
+    # 4 experts (8 of 256 in the release), their weights renormalized to sum 1, SwiGLU experts with
+    # gate and up fused in one (experts, out, in) tensor, plus an always-on shared SwiGLU expert.
+    # Pre-norm RMS norms, no biases, a final RMS norm, an untied output head.
+    cfg = LagunaConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, moe_intermediate_size=32,
+        shared_expert_intermediate_size=32, num_experts=4, num_experts_per_tok=2,
+        max_position_embeddings=SEQ, sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"], num_attention_heads_per_layer=[4, 8],
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return LagunaForCausalLM(cfg)
+
+
+def _esmc() -> nn.Module:
+    from transformers import EsmcConfig, EsmcForMaskedLM
+
+    _hf_quiet()
+    # ESM C (EvolutionaryScale's ESM Cambrian protein language model) as a masked LM: token
+    # embeddings without positions, pre-norm LayerNorm layers whose bidirectional attention (no
+    # biases) LayerNorms its queries and keys over the whole projection width (bias-free, not per
+    # head) and then rotates them (all of each head, theta 1e4), a SwiGLU MLP, and each residual
+    # branch divided by sqrt(layers / 36) (ESM3's scaling: /1.49 at the release's 80 layers, so
+    # x4.24 at these 2); a bias-free final LayerNorm; the head a dense layer, GELU, LayerNorm and
+    # a biased decoder, untied from the embeddings (64 tokens in the release, the chain's 128 here).
+    cfg = EsmcConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, max_position_embeddings=SEQ, classifier_dropout=0.0,
+    )  # fmt: skip
+    return EsmcForMaskedLM(cfg)
+
+
+def _inkling() -> nn.Module:
+    from transformers import InklingForCausalLM
+    from transformers.models.inkling.configuration_inkling import InklingTextConfig
+
+    _hf_quiet()
+    # Inkling (Thinking Machines'), its text model: a causal mixture-of-experts LM with no rotary
+    # or absolute positions at all. Each head's attention logits get a position bias conditioned on
+    # the hidden state: r_proj reads a small relative state per head (4 wide here, 16 in the
+    # release) that mixes a learned bank of bias-against-distance profiles (rel_logits_proj) into
+    # one bias per backward distance, zero beyond its extent (the window in sliding layers, 32 here
+    # and 1024 in the release in global ones). Keys and values each pass through a causal depthwise
+    # convolution 4 steps wide with a residual (k_sconv, v_sconv, kept in float32), queries and keys
+    # are RMS-normed per head and scaled by 1/d, not 1/sqrt(d); GQA. The attention output and the
+    # MLP output pass through two more such short convolutions (attn_sconv, mlp_sconv) before their
+    # residual adds. Every MLP is a mixture of experts: a float32 sigmoid router scores the routed
+    # experts and 2 shared ones alike, picks the top 2 of 4 routed ones (6 of 256 in the release)
+    # by score plus a correction bias (a buffer at 0), and one softmax over the log-sigmoids of the
+    # chosen and the shared experts' logits weighs them all, times 8 and a learned global scale;
+    # SwiGLU experts with gate and up fused in one (experts, out, in) tensor. Layer 0 attends within
+    # a window of 8 tokens (512 in the release, whose global layers are every sixth), layer 1
+    # globally. The token embeddings are RMS-normed as they are read (a norm inside the embedding);
+    # pre-norm RMS norms, no biases, a final RMS norm, the final state divided by a muP width
+    # multiplier (24 in the release, 96 times as wide; 1 here) before an untied output head.
+    cfg = InklingTextConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, swa_num_attention_heads=4, swa_num_key_value_heads=2,
+        swa_head_dim=16, sliding_window_size=8, d_rel=4, rel_extent=SEQ,
+        layer_types=["hybrid_sliding", "hybrid"], intermediate_size=128, moe_intermediate_size=32,
+        n_routed_experts=4, num_experts_per_tok=2, n_shared_experts=2,
+        logits_mup_width_multiplier=1.0, max_position_embeddings=SEQ, pad_token_id=0,
+        bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return InklingForCausalLM(cfg)
+
+
+class _Sapiens2Vit(nn.Module):
+    """Sapiens 2's backbone (Meta's human-centric ViT) with a classifier: a biased patch
+    convolution (2x2 pixels here, 16x16 in the release), a class token and register tokens (2
+    here, 8 in the release), no position embedding: 2-d rotary positions (theta 100) over the
+    patch centres' coordinates in [-1, 1], on the patch tokens' queries and keys only, without
+    the training-time rescaling of those coordinates. Pre-norm RMS-norm layers whose attention has
+    biased q, k, v and o projections and RMS-normed queries and keys per head, and is full
+    multi-head in layer 0 (as the release's first and last eight layers) but grouped-query in
+    layer 1 (2 key-value heads for 4, as its middle layers); LayerScale on the attention branch
+    only; a biased SwiGLU MLP. A final RMS norm; a Linear on the class token."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Sapiens2Config, Sapiens2Model
+
+        _hf_quiet()
+        cfg = Sapiens2Config(
+            patch_size=2, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, image_size=IMAGE, num_register_tokens=2, pos_embed_shift=None,
+            pos_embed_jitter=None, pos_embed_rescale=None, num_first_full_attention_layers=1,
+            num_last_full_attention_layers=0, num_key_value_attention_heads=2,
+        )  # fmt: skip
+        self.vision = Sapiens2Model(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.vision(images).pooler_output)
+
+
+class _NemotronAsrStreaming(nn.Module):
+    """Nemotron Speech Streaming's encoder (NVIDIA's cache-aware streaming FastConformer) with a
+    classifier: log-mel frames through a causal subsampling (a stride-2 3x3 convolution whose
+    padding, 2 frames before and 1 after, lets no output read a later frame, ReLU, a stride-2
+    causal depthwise 3x3 and a pointwise convolution, ReLU, then a Linear that makes each
+    4-frame step a token; 8x in three stages in the release), times sqrt(width); Conformer
+    layers: two half-step SiLU feed-forwards (Macaron) around a self-attention with
+    Transformer-XL relative positions (sinusoidal distances projected by relative_k_proj,
+    content and position biases per head) that attends in chunks (each token sees its own chunk
+    of 2 and the 2 chunks before it; chunks of 14 and 70 frames of left context in the release)
+    and a convolution module (pointwise GLU, causal depthwise 9-wide convolution, LayerNorm
+    where Parakeet has BatchNorm, SiLU, pointwise), biases on every projection but
+    relative_k_proj, LayerNorms in front of each and at the end of every layer; mean pooling and
+    a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import NemotronAsrStreamingEncoder, NemotronAsrStreamingEncoderConfig
+
+        _hf_quiet()
+        cfg = NemotronAsrStreamingEncoderConfig(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+            conv_kernel_size=9, subsampling_factor=4, subsampling_conv_channels=16,
+            num_mel_bins=MELS, dropout=0.0, dropout_positions=0.0, layerdrop=0.0,
+            activation_dropout=0.0, attention_dropout=0.0, max_position_embeddings=FRAMES,
+            sliding_window=5, default_num_lookahead_tokens=1,
+        )  # fmt: skip
+        self.encoder = NemotronAsrStreamingEncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        # (batch, frames, bins): the 32 frames make 9 tokens (causal padding), in chunks of 2.
+        out = self.encoder(input_features=frames, num_lookahead_tokens=1)
+        return self.head(out.last_hidden_state.mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -5538,5 +5682,43 @@ ARCHS: dict[str, Arch] = {
         Arch("voxtral", _VoxtralRealtime, _mels, _class_loss,
              _lm_sites("encoder.layers", "self_attn.q_proj", "mlp.up_proj",
                        "encoder.embedder.conv2", "final_layer_norm")),
+        # Rotation 39's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Laguna: q_proj, whose output is
+        # RMS-normed per head and then rotated, beside the g_proj that gates the heads; ESM C:
+        # q_proj, whose output is LayerNormed over its whole width; Inkling: q_proj, whose output is
+        # RMS-normed per head, beside the r_proj that reads the relative states; Sapiens 2's
+        # backbone: q_proj of layer 0, a full multi-head one; Nemotron Speech Streaming's encoder:
+        # q_proj, as Parakeet's), layer 1's first MLP projection (Laguna, whose layer 1 is a mixture
+        # of experts: the experts, their fused gate_up_proj the lane weight, as Mixtral's; ESM C,
+        # SwiGLU: up_proj, as Gemma's; Inkling, all of whose MLPs are mixtures of experts: the
+        # routed experts, their fused gate_up_proj the lane weight, as Laguna's; Sapiens 2's
+        # backbone, SwiGLU: up_proj of layer 1, a grouped-query one; Nemotron Speech Streaming's
+        # encoder: the first feed-forward's linear1, as Parakeet's), the token (patch, frame)
+        # embedding the model calls (Laguna, ESM C: embed_tokens; Inkling: embed_tokens, whose
+        # output is the normed embedding; Sapiens 2's backbone: the patch convolution; Nemotron
+        # Speech Streaming's encoder, which reads log-mel frames: the subsampling's Linear that
+        # makes the tokens, as Parakeet's), layer 1's pre-MLP norm (Laguna:
+        # post_attention_layernorm, in front of the experts, as Mixtral's; ESM C:
+        # post_attention_layernorm, a LayerNorm; Inkling: post_attention_layernorm, in front of the
+        # experts; Sapiens 2's backbone: norm2, an RMS norm, as DINOv2's; Nemotron Speech
+        # Streaming's encoder: norm_feed_forward1, in front of the first feed-forward, as
+        # Parakeet's). BatchNorm in none of the five.
+        Arch("laguna", _laguna, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.experts", "model.embed_tokens",
+                       "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("esmc", _esmc, _tokens, _masked_loss,
+             _lm_sites("esmc.layers", "self_attn.q_proj", "mlp.up_proj", "esmc.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("inkling", _inkling, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.experts", "model.embed_tokens",
+                       "post_attention_layernorm"),
+             lane_weight="gate_up_proj"),
+        Arch("sapiens2", _Sapiens2Vit, _images, _class_loss,
+             _lm_sites("vision.model.layer", "attention.q_proj", "mlp.up_proj",
+                       "vision.embeddings.patch_embeddings", "norm2")),
+        Arch("nemotronasr", _NemotronAsrStreaming, _mel_frames, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "feed_forward1.linear1",
+                       "encoder.subsampling.linear", "norm_feed_forward1")),
     )
 }  # fmt: skip
