@@ -5,8 +5,9 @@ A run that reproduced its noise run bit for bit and then departed from it (lever
 the noise run is a bit-exact reference for it. Against the reference, which both runs had
 parted from by round-off long before, a bit flip that moves its element less than that
 round-off reads as drift (lever 6 sees that the run changed, not how); against the noise run
-the flipped element is the whole difference, and the jump test sees it as it does in a run
-bit-identical to its reference. So when lever 6 made the verdict, the run is compared with
+the flipped element is the whole difference (or, once the steps since spread round-off from
+it, still its row and its column: ``sudden._origin``), and the jump tests see it as they do in
+a run bit-identical to its reference. So when lever 6 made the verdict, the run is compared with
 its noise run once more, and a jump found there in a matrix is the verdict. Anything else
 found there adds nothing: the drift is already called.
 

@@ -18,6 +18,8 @@ from denpex.drift.thresholds import (
     JUMP_NOISY_RISE,
     JUMP_NOISY_SCALE,
     JUMP_NOISY_SHARE,
+    JUMP_ORIGIN_OWN,
+    JUMP_ORIGIN_SHARE,
     JUMP_PRIOR_RISE,
     JUMP_SCALE,
     JUMP_SETTLE,
@@ -57,7 +59,9 @@ def size(j: Jump) -> float:
 
 
 def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
+    """Per tensor, its first jump."""
     out = []
+    exact = _identical_at(len(steps), tracks)
     for name, track in tracks.items():
         for i, t in enumerate(track):
             if t is None or t.diff_sq <= 0 or t.numel == 0:
@@ -88,6 +92,7 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                     and t.max_abs**2 >= JUMP_SINGLE * added
                 )
                 or _stands_out(t, prev, rms)
+                or (exact[i - 1] and _origin(t))
             ):
                 later = [u.max_abs for u in track[i + 1 :] if u is not None]
                 # A run that blows up to NaN afterwards is still a one-off corruption.
@@ -121,13 +126,40 @@ def _stands_out(t: TensorDiff, prev: TensorDiff, rms: float) -> bool:
     if t.numel < JUMP_NOISY_NUMEL or prev.diff_sq <= 0 or t.max_abs < JUMP_NOISY_SCALE * rms:
         return False
     share, before = t.max_abs**2 / t.diff_sq, prev.max_abs**2 / prev.diff_sq
-    tops = [top for n, top in ((t.rows, t.top_row_share), (t.cols, t.top_col_share)) if n > 1]
     return (
         t.max_abs >= JUMP_NOISY_FACTOR * prev.max_abs
         and share >= JUMP_NOISY_SHARE
         and share >= JUMP_NOISY_RISE * before
-        and all(share >= JUMP_NOISY_OWN * top for top in tops)
+        and _owns_lines(t, share, JUMP_NOISY_OWN)
     )
+
+
+def _identical_at(n: int, tracks: Tracks) -> list[bool]:
+    """Per checkpoint: every tensor compared there was equal, bit for bit."""
+    out = []
+    for i in range(n):
+        at = [t for tr in tracks.values() if (t := tr[i]) is not None]
+        out.append(bool(at) and not any(t.differs for t in at))
+    return out
+
+
+def _origin(t: TensorDiff) -> bool:
+    """Where a run bit-identical to its reference at the checkpoint before departs: a matrix
+    with one element that is still its row and its column, the element the departure started
+    from (a flip), though the steps since spread round-off from it over the tensor (bf16, two
+    threads). A channel fault lifts a whole row or column instead. Both lines must hold
+    several elements: in a depthwise kernel (one input channel per filter) any element is most
+    of its column, and a few taps are its whole row."""
+    if t.numel < JUMP_NOISY_NUMEL or t.rows < 2 or t.cols < 2:
+        return False
+    share = t.max_abs**2 / t.diff_sq
+    return share >= JUMP_ORIGIN_SHARE and _owns_lines(t, share, JUMP_ORIGIN_OWN)
+
+
+def _owns_lines(t: TensorDiff, share: float, least: float) -> bool:
+    """The largest element holds ``least`` of its row's and of its column's share or more."""
+    tops = [top for n, top in ((t.rows, t.top_row_share), (t.cols, t.top_col_share)) if n > 1]
+    return all(share >= least * top for top in tops)
 
 
 def step_change(series: Sequence[StepDiff], tracks: Tracks) -> StepChange | None:
