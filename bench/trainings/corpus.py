@@ -19,11 +19,11 @@ from .models import ARCHS
 from .train import Nondeterminism, Recipe, RunSpec, train
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "trainings"
-# Rotation 39 (2026-12-07): the one hundred and eighty-six architectures of rotations 1 to 38
-# are all tuning now (rotation 38 held out ZAYA1, Dory, NeoMME, SAM 3's image encoder, Voxtral
-# Realtime's audio encoder); five new ones (Laguna, ESM C, Inkling, Sapiens 2's backbone,
-# Nemotron Speech Streaming's encoder), judged once by the rule frozen for rotation 36
-# (b8b525e5), are held out.
+# Rotation 40 (2026-12-07): the one hundred and ninety-one architectures of rotations 1 to 39
+# are all tuning now (rotation 39 held out Laguna, ESM C, Inkling, Sapiens 2's backbone,
+# Nemotron Speech Streaming's encoder); five new ones (Ergo, UltraBERT, PVTv2-Li, DINOv3's
+# ConvNeXt, Qwen3-ASR's audio encoder), judged once by the rule frozen for rotation 40, are
+# held out.
 TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext", "swin",
           "mixtral", "opt", "bloom", "mamba", "gemma", "mobilenet", "falcon", "electra",
           "rwkv", "efficientnet", "wav2vec2", "phi", "deberta", "resnet", "segformer",
@@ -51,8 +51,9 @@ TUNING = ("gpt2", "cnn", "bert", "qwen2", "moe", "vit", "t5", "neox", "convnext"
           "mpt", "xglm", "clvp", "internvl", "phi4audio",
           "smollm3", "nanochat", "gte", "blip", "funasr",
           "minicpm3", "mimo", "vits", "mllama", "lilt",
-          "zaya", "dory", "neomme", "sam3", "voxtral")  # fmt: skip
-HELD_OUT = ("laguna", "esmc", "inkling", "sapiens2", "nemotronasr")
+          "zaya", "dory", "neomme", "sam3", "voxtral",
+          "laguna", "esmc", "inkling", "sapiens2", "nemotronasr")  # fmt: skip
+HELD_OUT = ("ergo", "ultrabert", "pvtv2", "dinov3convnext", "qwen3asr")
 ONSET = 50
 EPS = (1e-4, 1e-3, 1e-2, 1.0)
 
@@ -303,6 +304,11 @@ _RECIPES = {
     "inkling": (Recipe(lr=3e-3, weight_decay=0.01, clip=0.25, warmup=5), "safetensors"),
     "sapiens2": (Recipe(bf16=True, weight_decay=0.05, clip=None, warmup=5), "pt"),
     "nemotronasr": (Recipe(weight_decay=0.01, warmup=20), "deepspeed"),
+    "ergo": (Recipe(bf16=True, lr=1e-3, weight_decay=0.01, clip=0.5, warmup=10), "safetensors"),
+    "ultrabert": (Recipe(lr=1e-3, weight_decay=0.01, clip=None, warmup=20), "hf"),
+    "pvtv2": (Recipe(bf16=True, weight_decay=0.05, clip=None, warmup=5), "pt"),
+    "dinov3convnext": (Recipe(lr=1.5e-3, weight_decay=0.05, clip=0.5, warmup=5), "dcp"),
+    "qwen3asr": (Recipe(lr=1.5e-3, weight_decay=0.02, clip=2.0, warmup=15), "deepspeed"),
 }
 _ND = Nondeterminism
 # Healthy variants. BatchNorm sees micro-batches, so a BatchNorm net's split and order are part

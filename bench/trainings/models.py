@@ -3992,6 +3992,129 @@ class _NemotronAsrStreaming(nn.Module):
         return self.head(out.last_hidden_state.mean(1))
 
 
+def _ergo() -> nn.Module:
+    from transformers import ErgoConfig, ErgoForCausalLM
+
+    _hf_quiet()
+    # Ergo: a causal mixture-of-experts LM whose every residual add is a learned gate per hidden
+    # dimension (the branch weighed by sigmoid(w), the stream by sqrt(1 + sigmoid(w)) times
+    # exp(-softplus(w) / 2), w from 0), each branch's output RMS-normed before it (a sandwich
+    # norm). Attention reads q, k and v from one fused qkv_proj, RMS-norms queries and keys per
+    # head, GQA; layer 0 attends within a sliding window of 8 tokens (512 in the release) under
+    # rotary positions, layer 1 (every fourth in the release) globally with no positions at all.
+    # Every MLP is squared-ReLU, without a gate: layer 0's dense, layer 1's a mixture of experts
+    # whose float32 sigmoid router (a score-correction bias at 0 shifts the selection only) picks
+    # the top 2 of 4 experts (8 of 256 in the release), their weights renormalized and times
+    # sqrt(8); each expert's (in, out)-stacked up and down projections are followed by an RMS
+    # norm of the expert's own, and an always-on shared expert, RMS-normed too, is added. No
+    # biases; a float32 embedding table, a final RMS norm, an untied float32-output head.
+    cfg = ErgoConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, first_dense_intermediate_size=128, num_dense_blocks=1,
+        moe_intermediate_size=32, shared_intermediate_size=32, num_experts=4,
+        num_experts_per_tok=2, max_position_embeddings=SEQ, sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"], rms_norm_eps=1e-6,
+        use_cache=False, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return ErgoForCausalLM(cfg)
+
+
+def _ultrabert() -> nn.Module:
+    from transformers import UltrabertConfig, UltrabertForMaskedLM
+
+    _hf_quiet()
+    # UltraBERT as a masked LM: EuroBERT's Llama-style encoder (token embeddings without
+    # positions, pre-norm RMS-norm layers, bidirectional GQA under rotary positions, a SwiGLU MLP,
+    # no biases, a final RMS norm) with a window per layer: layer 0 attends within 4 tokens either
+    # side (128 in the release), layer 1 globally. The head is two bias-free projections, each
+    # followed by tanh-GELU (64 wide here, 768 in the release), then the decoder, tied to the
+    # token embeddings.
+    cfg = UltrabertConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        sliding_window=4, layer_types=["sliding_attention", "full_attention"],
+        prediction_head_size=64, tie_word_embeddings=True, pad_token_id=0, bos_token_id=0,
+        eos_token_id=0,
+    )  # fmt: skip
+    return UltrabertForMaskedLM(cfg)
+
+
+def _pvt_v2() -> nn.Module:
+    from transformers import PvtV2Config, PvtV2ForImageClassification
+
+    _hf_quiet()
+    # PVTv2-Li (Pyramid Vision Transformer v2, its linear-complexity variant): overlapping patch
+    # embeddings (a strided 3x3 convolution and a LayerNorm per stage; 7x7 at stride 4 in the
+    # release's first) and no position embeddings at all. Attention's keys and values read the
+    # map average-pooled to a fixed 7x7 grid, a 1x1 convolution, a LayerNorm and GELU, the
+    # queries the full map (8x8 in stage 0, 4x4 in stage 1 here). Each MLP is a Linear, a ReLU,
+    # a depthwise 3x3 convolution (the only positional cue), GELU and a Linear. Pre-norm LayerNorm
+    # blocks, a LayerNorm after each stage, mean pooling and a Linear.
+    cfg = PvtV2Config(
+        image_size=IMAGE, num_channels=3, num_encoder_blocks=2, depths=[2, 2], sr_ratios=[1, 1],
+        hidden_sizes=[32, 64], patch_sizes=[3, 3], strides=[2, 2], num_attention_heads=[1, 2],
+        mlp_ratios=[2, 2], linear_attention=True, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, drop_path_rate=0.0, num_labels=CLASSES,
+    )  # fmt: skip
+    return PvtV2ForImageClassification(cfg)
+
+
+class _Dinov3ConvNext(nn.Module):
+    """DINOv3's ConvNeXt backbone (Meta's, distilled from the DINOv3 ViT) with a classifier: a
+    4x4 stride-4 stem convolution and a channels-first LayerNorm, a LayerNorm and a 2x2 stride-2
+    convolution between stages; blocks of a depthwise 7x7 convolution, a LayerNorm, a pointwise
+    MLP (two Linears, 4x wide, GELU) and a per-channel layer scale from 1e-6; no BatchNorm.
+    Global average pooling, then a final LayerNorm (over the pooled vector set beside the map's
+    positions, as a ViT's class token), a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import DINOv3ConvNextConfig, DINOv3ConvNextModel
+
+        _hf_quiet()
+        cfg = DINOv3ConvNextConfig(
+            num_channels=3, hidden_sizes=[16, 32], depths=[2, 2], image_size=IMAGE,
+            drop_path_rate=0.0,
+        )  # fmt: skip
+        self.convnext = DINOv3ConvNextModel(cfg)
+        self.head = nn.Linear(32, CLASSES)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.convnext(images).pooler_output)
+
+
+class _Qwen3AsrEncoder(nn.Module):
+    """Qwen3-ASR's audio encoder (Alibaba's, Whisper-like) with a classifier: the log-mel frames
+    cut into chunks of 100 (the clip's 32 frames zero-padded to one chunk, a mask marking them),
+    each chunk read alone by three stride-2 3x3 convolutions over time and frequency with GELU
+    and a bias-free Linear (the clip's 32 frames make 4 tokens, a full chunk 13), then sinusoidal
+    positions that restart at every chunk; pre-norm LayerNorm layers (biased q, k, v and out
+    projections, a GELU MLP) whose attention stays within one clip's valid tokens and windows of
+    8 chunks, packed by cumulative lengths; a final LayerNorm; mean pooling and a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from transformers import Qwen3ASREncoder, Qwen3ASREncoderConfig
+
+        _hf_quiet()
+        cfg = Qwen3ASREncoderConfig(
+            num_mel_bins=MELS, encoder_layers=2, encoder_attention_heads=4, encoder_ffn_dim=128,
+            d_model=64, n_window=50, n_window_infer=800, downsample_hidden_size=16,
+            max_position_embeddings=13, output_dim=64,
+        )  # fmt: skip
+        self.encoder = Qwen3ASREncoder(cfg)
+        self.head = nn.Linear(64, CLASSES)
+
+    def forward(self, mels: torch.Tensor) -> torch.Tensor:
+        # (batch, bins, frames), padded to a chunk; the encoder packs every clip's valid tokens
+        # into one sequence, 4 a clip.
+        n, frames = mels.shape[0], mels.shape[2]
+        padded = nn.functional.pad(mels, (0, 100 - frames))
+        mask = (torch.arange(100) < frames).long().expand(n, 100)
+        out = self.encoder(input_features=padded, input_features_mask=mask).last_hidden_state
+        return self.head(out.view(n, -1, out.shape[-1]).mean(1))
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -5720,5 +5843,41 @@ ARCHS: dict[str, Arch] = {
         Arch("nemotronasr", _NemotronAsrStreaming, _mel_frames, _class_loss,
              _lm_sites("encoder.layers", "self_attn.q_proj", "feed_forward1.linear1",
                        "encoder.subsampling.linear", "norm_feed_forward1")),
+        # Rotation 40's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (Ergo: its fused qkv_proj, as
+        # CodeGen's, whose query and key heads are then RMS-normed; UltraBERT: q_proj of layer 0,
+        # a windowed one; PVTv2-Li: the query of stage 0's block 0, the one Linear that reads the
+        # full map; Qwen3-ASR's encoder: q_proj, as Whisper's), layer 1's first MLP projection
+        # (Ergo, whose layer 1 is a mixture of experts: the always-on shared expert's up_proj, as
+        # Qwen2-MoE's, its routed experts' stacked projections naming no output channel;
+        # UltraBERT, SwiGLU: up_proj, as EuroBERT's; PVTv2-Li: dense1 of stage 0's block 1, in
+        # front of the ReLU and the depthwise convolution; Qwen3-ASR's encoder: fc1, as
+        # Whisper's), the token (patch, frame) embedding the model calls (Ergo,
+        # UltraBERT: embed_tokens; PVTv2-Li: stage 0's overlapping patch convolution; Qwen3-ASR's
+        # encoder, which reads log-mel frames: conv_out, the Linear that makes each chunk's
+        # tokens), layer 1's pre-MLP norm (Ergo: pre_feedforward_layernorm, in front of the
+        # experts, post_attention_layernorm being the attention branch's output norm; UltraBERT:
+        # post_attention_layernorm; PVTv2-Li: layer_norm_2 of stage 0's block 1, as PVT's;
+        # Qwen3-ASR's encoder: final_layer_norm, as Whisper's). DINOv3's ConvNeXt, a
+        # convolutional net, by the convolutional rule, as ConvNeXt's: stage 0's second depthwise
+        # convolution, stage 1's first (the lane weight), the stem convolution and stage 0's second
+        # block's LayerNorm. BatchNorm in none of the five.
+        Arch("ergo", _ergo, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.qkv_proj", "mlp.shared_experts.up_proj",
+                       "model.embed_tokens", "pre_feedforward_layernorm")),
+        Arch("ultrabert", _ultrabert, _tokens, _masked_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.up_proj", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("pvtv2", _pvt_v2, _images, _class_loss,
+             _lm_sites("pvt_v2.encoder.layers.0.blocks", "attention.query", "mlp.dense1",
+                       "pvt_v2.encoder.layers.0.patch_embedding.proj", "layer_norm_2")),
+        Arch("dinov3convnext", _Dinov3ConvNext, _images, _class_loss,
+             {"conv": "convnext.model.stages.0.layers.1.depthwise_conv",
+              "conv-late": "convnext.model.stages.1.layers.0.depthwise_conv",
+              "stem": "convnext.model.stages.0.downsample_layers.0",
+              "norm": "convnext.model.stages.0.layers.1.layer_norm"}),
+        Arch("qwen3asr", _Qwen3AsrEncoder, _mels, _class_loss,
+             _lm_sites("encoder.layers", "self_attn.q_proj", "fc1", "encoder.conv_out",
+                       "final_layer_norm")),
     )
 }  # fmt: skip
