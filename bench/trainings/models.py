@@ -4115,6 +4115,91 @@ class _Qwen3AsrEncoder(nn.Module):
         return self.head(out.view(n, -1, out.shape[-1]).mean(1))
 
 
+def _starcoder2() -> nn.Module:
+    from transformers import Starcoder2Config, Starcoder2ForCausalLM
+
+    _hf_quiet()
+    # StarCoder2 (BigCode's): a causal LM of pre-norm LayerNorm layers (with biases), GQA under
+    # rotary positions within a sliding window of 8 tokens (4096 in the release), biases on
+    # every projection (q, k, v, o, c_fc, c_proj), a tanh-GELU MLP without a gate (c_fc, c_proj,
+    # as GPT-2's names), a final LayerNorm, the output head tied to the token embeddings.
+    cfg = Starcoder2Config(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ,
+        sliding_window=8, use_bias=True, residual_dropout=0.0, embedding_dropout=0.0,
+        attention_dropout=0.0, use_cache=False, bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    return Starcoder2ForCausalLM(cfg)
+
+
+def _distilbert() -> nn.Module:
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+
+    _hf_quiet()
+    # DistilBERT as a masked LM: BERT's post-norm LayerNorm encoder with learned absolute
+    # positions but no token-type embeddings and no pooler, its attention's projections named
+    # q_lin, k_lin, v_lin and out_lin, a GELU MLP (lin1, lin2), each sublayer's LayerNorm after
+    # its residual add (sa_layer_norm, output_layer_norm); the head a Linear, GELU, a LayerNorm
+    # and the decoder (vocab_projector), tied to the token embeddings.
+    cfg = DistilBertConfig(
+        vocab_size=VOCAB, dim=64, n_layers=2, n_heads=4, hidden_dim=128,
+        max_position_embeddings=SEQ, dropout=0.0, attention_dropout=0.0, pad_token_id=0,
+    )  # fmt: skip
+    return DistilBertForMaskedLM(cfg)
+
+
+def _ijepa() -> nn.Module:
+    from transformers import IJepaConfig, IJepaForImageClassification
+
+    _hf_quiet()
+    # I-JEPA's ViT encoder with a classifier: ViT's pre-norm LayerNorm layers and GELU MLP over
+    # 4x4 patches under learned absolute position embeddings, but no class token at all: the
+    # head reads the mean of the final LayerNorm's patch tokens.
+    cfg = IJepaConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        image_size=IMAGE, patch_size=4, num_channels=3, num_labels=CLASSES,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return IJepaForImageClassification(cfg)
+
+
+def _hubert() -> nn.Module:
+    from transformers import HubertConfig, HubertForSequenceClassification
+
+    _hf_quiet()
+    # HuBERT in its Large layout (do_stable_layer_norm): Wav2Vec2's strided conv1d feature
+    # encoder, here with a LayerNorm after every convolution, a feature projection, a grouped
+    # convolutional position embedding (weight-normed), then pre-norm LayerNorm layers (where
+    # Wav2Vec2's base is post-norm) and a final LayerNorm; mean pooling, a projection and a
+    # Linear. SpecAugment and LayerDrop off: both draw randoms.
+    cfg = HubertConfig(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        conv_dim=(32, 32), conv_stride=(5, 2), conv_kernel=(10, 3), feat_extract_norm="layer",
+        do_stable_layer_norm=True, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+        classifier_proj_size=32, num_labels=CLASSES, hidden_dropout=0.0, activation_dropout=0.0,
+        attention_dropout=0.0, feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0,
+        apply_spec_augment=False,
+    )  # fmt: skip
+    return HubertForSequenceClassification(cfg)
+
+
+def _biogpt() -> nn.Module:
+    from transformers import BioGptConfig, BioGptForCausalLM
+
+    _hf_quiet()
+    # BioGPT (Microsoft's, fairseq's transformer_lm layout): token embeddings scaled by
+    # sqrt(hidden), learned absolute positions offset by 2, pre-norm LayerNorm layers with biases
+    # on every projection, a GELU MLP (fc1, fc2), a final LayerNorm, the output projection tied
+    # to the token embeddings.
+    cfg = BioGptConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=128, max_position_embeddings=SEQ + 2, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, activation_dropout=0.0, layerdrop=0.0,
+        use_cache=False, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+    )  # fmt: skip
+    return BioGptForCausalLM(cfg)
+
+
 class _LstmLayer(nn.Module):
     """An LSTM layer in torch.nn's equations, with the input-to-gates projection of every
     time step done at once (as cuDNN does) as its own Linear, so a fault can sit on it."""
@@ -5878,6 +5963,34 @@ ARCHS: dict[str, Arch] = {
               "norm": "convnext.model.stages.0.layers.1.layer_norm"}),
         Arch("qwen3asr", _Qwen3AsrEncoder, _mels, _class_loss,
              _lm_sites("encoder.layers", "self_attn.q_proj", "fc1", "encoder.conv_out",
+                       "final_layer_norm")),
+        # Rotation 41's held-out architectures, sites by the same rule, written down before any of
+        # their runs: layer 0's attention input projection (StarCoder2, BioGPT, HuBERT: q_proj;
+        # DistilBERT: q_lin; I-JEPA: q_proj, as ViT's), layer 1's first MLP projection
+        # (StarCoder2: c_fc, as GPT-2's; DistilBERT: ffn.lin1; I-JEPA: mlp.fc1; HuBERT:
+        # feed_forward.intermediate_dense, as Wav2Vec2's; BioGPT: fc1, as OPT's), the token
+        # (patch, frame) embedding the model calls (StarCoder2: embed_tokens; DistilBERT:
+        # word_embeddings; I-JEPA: the patch convolution; HuBERT, which reads waveforms: the
+        # feature projection, as Wav2Vec2's; BioGPT: embed_tokens), layer 1's pre-MLP norm
+        # (StarCoder2: post_attention_layernorm; DistilBERT, post-norm: sa_layer_norm, after the
+        # attention's residual add and in front of the MLP; I-JEPA: layernorm_after; HuBERT, pre-
+        # norm: final_layer_norm, the layer's own; BioGPT: final_layer_norm, as OPT's). BatchNorm in
+        # none of the five.
+        Arch("starcoder2", _starcoder2, _tokens, _causal_loss,
+             _lm_sites("model.layers", "self_attn.q_proj", "mlp.c_fc", "model.embed_tokens",
+                       "post_attention_layernorm")),
+        Arch("distilbert", _distilbert, _tokens, _masked_loss,
+             _lm_sites("distilbert.transformer.layer", "attention.q_lin", "ffn.lin1",
+                       "distilbert.embeddings.word_embeddings", "sa_layer_norm")),
+        Arch("ijepa", _ijepa, _images, _class_loss,
+             _lm_sites("ijepa.layers", "attention.q_proj", "mlp.fc1",
+                       "ijepa.embeddings.patch_embeddings.projection", "layernorm_after")),
+        Arch("hubert", _hubert, _waves, _class_loss,
+             _lm_sites("hubert.encoder.layers", "attention.q_proj",
+                       "feed_forward.intermediate_dense", "hubert.feature_projection.projection",
+                       "final_layer_norm")),
+        Arch("biogpt", _biogpt, _tokens, _causal_loss,
+             _lm_sites("biogpt.layers", "self_attn.q_proj", "fc1", "biogpt.embed_tokens",
                        "final_layer_norm")),
     )
 }  # fmt: skip
