@@ -325,19 +325,25 @@ def test_departure_from_a_bit_exact_reference_is_flagged_at_its_onset() -> None:
     assert "bit_exact_departure" in a.trend["levers"]
 
 
-def _shared_round_off(fault: float, start: int = 50) -> tuple[list[StepDiff], list[StepDiff]]:
+def _shared_round_off(
+    fault: float, start: int = 50, parted: int = SHAPE_STEPS[0]
+) -> tuple[list[StepDiff], list[StepDiff]]:
     """A two-thread BatchNorm run and a noise run of the same configuration: both apart from
-    a one-thread reference by the same round-off, to the last bit, until the run gets a
-    fault ``fault`` times that round-off's size, spread over every tensor, from ``start``."""
+    a one-thread reference by the same round-off, to the last bit, from ``parted`` on (equal
+    to it before), until the run gets a fault ``fault`` times that round-off's size, spread
+    over every tensor, from ``start``."""
     shared: dict[str, list[torch.Tensor | None]] = {}
     faulty: dict[str, list[torch.Tensor | None]] = {}
     for k, name in enumerate(("conv", "bn", "head")):
         walk = [
-            _spread((32, 32), 1e-4 * (1 + 0.2 * i), 10 * k + i) for i in range(len(SHAPE_STEPS))
+            _spread((32, 32), 1e-4 * (1 + 0.2 * i), 10 * k + i) if step >= parted else None
+            for i, step in enumerate(SHAPE_STEPS)
         ]
         shared[name] = list(walk)
         faulty[name] = [
-            w + (_spread((32, 32), fault * 1e-4, 500 + 10 * k + i) if step >= start else 0.0)
+            None
+            if w is None
+            else w + (_spread((32, 32), fault * 1e-4, 500 + 10 * k + i) if step >= start else 0.0)
             for i, (w, step) in enumerate(zip(walk, SHAPE_STEPS, strict=True))
         ]
     return _shape_series(faulty), _shape_series(shared)
@@ -371,6 +377,37 @@ def test_one_equal_checkpoint_is_not_enough_to_share_the_arithmetic() -> None:
     assert assess(run, noise).verdict == "within_noise"
     run, noise = _shared_round_off(0.05, start=SHAPE_STEPS[2])
     assert assess(run, noise).onset_step == SHAPE_STEPS[2]
+
+
+def test_one_equal_checkpoint_with_the_reference_is_not_enough_either() -> None:
+    # Ergo (rotation 40): a healthy two-thread bf16 rerun equal to its one-thread reference
+    # at the first checkpoint and apart from the second on, where a latent difference surfaced.
+    def departing(start: int) -> list[StepDiff]:
+        diffs: dict[str, list[torch.Tensor | None]] = {
+            name: [
+                None if step < start else _spread((32, 32), 1e-6 * (step - 10), 10 * k + i)
+                for i, step in enumerate(SHAPE_STEPS)
+            ]
+            for k, name in enumerate(("a", "b", "c"))
+        }
+        return _shape_series(diffs)
+
+    assert assess(departing(SHAPE_STEPS[1])).verdict == "within_noise"
+    two_equal = assess(departing(SHAPE_STEPS[2]))
+    assert (two_equal.verdict, two_equal.onset_step) == ("gradual_drift", SHAPE_STEPS[2])
+    assert "bit_exact_departure" in two_equal.trend["levers"]
+
+
+def test_a_noise_run_that_parted_from_the_reference_with_the_run_is_its_bit_exact_reference() -> (
+    None
+):
+    # Ergo's faulty two-thread runs and their twin: all three equal at the first checkpoint,
+    # the two two-thread runs apart from the reference together from the second (too soon for
+    # the reference to count as bit-exact), then the faulty one apart from its twin.
+    run, noise = _shared_round_off(0.05, start=50, parted=SHAPE_STEPS[1])
+    judged = assess(run, noise)
+    assert (judged.verdict, judged.onset_step) == ("gradual_drift", 50), judged.notes
+    assert judged.trend["levers"] == ["noise_exact_departure"]
 
 
 def _apart_by_round_off(moved: torch.Tensor, creep: float) -> dict[str, list[torch.Tensor | None]]:

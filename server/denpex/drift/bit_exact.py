@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from denpex.drift.model import StepDiff, TensorDiff
-from denpex.drift.thresholds import NOISE_EXACT_MIN
+from denpex.drift.thresholds import EXACT_MIN
 from denpex.drift.tracks import Departure, Tracks, axes
 
 
 def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
-    """The run matched the reference bit for bit at the first checkpoints and then departs.
-    Real nondeterminism (threads, reduction order, kernels) shows from the first optimizer
-    steps, so a reference that reproduced the run exactly for a while proves the two share
-    their arithmetic; a departure after that is a change in the run, however small and
+    """The run matched the reference bit for bit at the first checkpoints (``EXACT_MIN`` at
+    least) and then departs. Real nondeterminism (threads, reduction order, kernels) shows
+    from the first optimizer steps, or a checkpoint later when it surfaces late, so a
+    reference that reproduced the run exactly for a while proves the two share their
+    arithmetic; a departure after that is a change in the run, however small and
     however chaotic the training is afterwards (in a BatchNorm CNN a 1e-4 fault is soon
     spread over every tensor at round-off level, and no localisation can see it)."""
     first = None
@@ -30,7 +31,7 @@ def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
             break
         if not compared:
             return None  # a step with nothing compared is not evidence of equality
-    if not first:  # differs from the first checkpoint, or never
+    if first is None or first < EXACT_MIN:  # never apart, or apart too soon to tell
         return None
     detail: dict[str, Any] = {"identical_until": series[first - 1].step}
     channel = held_channel(tracks, first)
@@ -102,13 +103,14 @@ def noise_departure(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks) -
     departs from it. Two runs that hold the same weights stand at the same distance from
     the reference, tensor by tensor, to the last bit of every sum; two runs that do not
     hold the same weights almost never do. So a run whose distances equal the noise run's
-    exactly, at ``NOISE_EXACT_MIN`` checkpoints at least, shares that run's arithmetic (the
+    exactly, at ``EXACT_MIN`` checkpoints at least, shares that run's arithmetic (the
     same configuration rerun on the same kind of hardware), even when both are far from a
     reference that does not, and a departure after that is a change in the run, however
     deep under their shared round-off (a 1e-3 fault in a two-thread BatchNorm run). No
     other pass over the checkpoints is needed: the comparison with the reference already
     holds the evidence."""
     first = None
+    with_reference = True  # the run also equal to the reference at every checkpoint so far
     for i in range(len(series)):
         pairs = [(t, noise[name][i]) for name, tr in tracks.items() if (t := tr[i]) is not None]
         pairs = [(t, n) for t, n in pairs if t.status == "ok"]
@@ -117,9 +119,14 @@ def noise_departure(series: Sequence[StepDiff], tracks: Tracks, noise: Tracks) -
         if not all(n is not None and _same(t, n) for t, n in pairs):
             first = i
             break
-        if not any(t.differs for t, _ in pairs):
-            return None  # also equal to the reference: bit_exact.departure's case
-    if first is None or first < NOISE_EXACT_MIN:  # never apart, or apart too soon to tell
+        with_reference = with_reference and not any(t.differs for t, _ in pairs)
+    if first is None or first < EXACT_MIN:  # never apart, or apart too soon to tell
+        return None
+    if with_reference:
+        # Equal to the reference too until the departure: bit_exact.departure's case. Not
+        # when the run and its noise run parted from the reference together too soon for
+        # that lever (Ergo's two-thread runs, equal to the one-thread reference at one
+        # checkpoint): the noise run is then the only bit-exact reference the run has.
         return None
     # The tensor whose distance from the reference moved most against the noise run's.
     name, t = max(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
+    EXACT_MIN,
     JUMP_FACTOR,
     JUMP_NOISY_FACTOR,
     JUMP_NOISY_NUMEL,
@@ -61,7 +62,7 @@ def size(j: Jump) -> float:
 def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
     """Per tensor, its first jump."""
     out = []
-    exact = _identical_at(len(steps), tracks)
+    departs = _departing_at(len(steps), tracks)
     for name, track in tracks.items():
         for i, t in enumerate(track):
             if t is None or t.diff_sq <= 0 or t.numel == 0:
@@ -92,7 +93,7 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                     and t.max_abs**2 >= JUMP_SINGLE * added
                 )
                 or _stands_out(t, prev, rms)
-                or (exact[i - 1] and _origin(t))
+                or (departs[i] and _origin(t))
             ):
                 later = [u.max_abs for u in track[i + 1 :] if u is not None]
                 # A run that blows up to NaN afterwards is still a one-off corruption.
@@ -134,17 +135,19 @@ def _stands_out(t: TensorDiff, prev: TensorDiff, rms: float) -> bool:
     )
 
 
-def _identical_at(n: int, tracks: Tracks) -> list[bool]:
-    """Per checkpoint: every tensor compared there was equal, bit for bit."""
-    out = []
+def _departing_at(n: int, tracks: Tracks) -> list[bool]:
+    """Per checkpoint: the run departs there from a reference it matched bit for bit at every
+    checkpoint before, ``EXACT_MIN`` at least (the bit-exact levers' evidence)."""
+    out, equal = [], True
     for i in range(n):
+        out.append(equal and i >= EXACT_MIN)
         at = [t for tr in tracks.values() if (t := tr[i]) is not None]
-        out.append(bool(at) and not any(t.differs for t in at))
+        equal = equal and bool(at) and not any(t.differs for t in at)
     return out
 
 
 def _origin(t: TensorDiff) -> bool:
-    """Where a run bit-identical to its reference at the checkpoint before departs: a matrix
+    """Where a run bit-identical to its reference until then departs: a matrix
     with one element that is still its row and its column, the element the departure started
     from (a flip), though the steps since spread round-off from it over the tensor (bf16, two
     threads). A channel fault lifts a whole row or column instead. Both lines must hold

@@ -79,11 +79,13 @@ JUMP_ORIGIN_OWN = 0.85
 STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
 STEP_RISE = 10.0  # ... from a tenth of that or less one checkpoint before (round-off creeps)
 STEP_HOLD = 0.5  # ... and stays above half of that at every later checkpoint
-# Lever 6 (bit_exact.noise_departure): the run equal to the noise run at this many checkpoints
-# before it departs. FocalNet's healthy reruns with another micro-batch order were equal to
-# the noise run at the first checkpoint (step 12) and parted at the second: a latent
-# difference can take a checkpoint to surface (tuning architectures, 2026-12-06).
-NOISE_EXACT_MIN = 2
+# Levers 5 and 6 (bit_exact.departure, .noise_departure): the run equal to the reference (or
+# the noise run) at this many checkpoints before it departs. A latent difference can take a
+# checkpoint to surface: FocalNet's healthy reruns with another micro-batch order were equal
+# to the noise run at the first checkpoint (step 12) and parted at the second (tuning
+# architectures, 2026-12-06); Ergo's healthy two-thread bf16 rerun was equal to its one-thread
+# reference at step 12 and parted at 24, flagged in its held-out measurement (rotation 40).
+EXACT_MIN = 2
 # Lever 7 (wholesale.departure), past the calibration window: the whole distance rises 1000x
 # over one interval. Round-off spreading smoothly rose 9.7x at most (231 healthy reruns of 27
 # architectures), but a discrete choice that round-off flips leaps: three healthy
