@@ -23,15 +23,8 @@ def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
     arithmetic; a departure after that is a change in the run, however small and
     however chaotic the training is afterwards (in a BatchNorm CNN a 1e-4 fault is soon
     spread over every tensor at round-off level, and no localisation can see it)."""
-    first = None
-    for i, s in enumerate(series):
-        compared = [t for t in s.tensors if t.status == "ok"]
-        if any(t.differs for t in compared):
-            first = i
-            break
-        if not compared:
-            return None  # a step with nothing compared is not evidence of equality
-    if first is None or first < EXACT_MIN:  # never apart, or apart too soon to tell
+    first = departed_at(tracks)
+    if first is None:
         return None
     detail: dict[str, Any] = {"identical_until": series[first - 1].step}
     channel = held_channel(tracks, first)
@@ -58,6 +51,20 @@ def departure(series: Sequence[StepDiff], tracks: Tracks) -> Departure | None:
         excess=[s.l2 if i >= first else 0.0 for i, s in enumerate(series)],
         detail=detail,
     )
+
+
+def departed_at(tracks: Tracks) -> int | None:
+    """The checkpoint where the run first differs from a reference it matched bit for bit at
+    every checkpoint before, ``EXACT_MIN`` of them at least; None when it never differs,
+    differs too soon to tell, or a checkpoint before compared nothing (no evidence of
+    equality)."""
+    for i in range(max((len(tr) for tr in tracks.values()), default=0)):
+        compared = [t for tr in tracks.values() if (t := tr[i]) is not None]
+        if not compared:
+            return None
+        if any(t.differs for t in compared):
+            return i if i >= EXACT_MIN else None
+    return None
 
 
 def held_channel(tracks: Tracks, first: int) -> dict[str, Any] | None:

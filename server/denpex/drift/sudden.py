@@ -9,9 +9,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from denpex.drift import bit_exact
 from denpex.drift.model import StepDiff, TensorDiff
 from denpex.drift.thresholds import (
-    EXACT_MIN,
     JUMP_FACTOR,
     JUMP_NOISY_FACTOR,
     JUMP_NOISY_NUMEL,
@@ -62,7 +62,7 @@ def size(j: Jump) -> float:
 def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
     """Per tensor, its first jump."""
     out = []
-    departs = _departing_at(len(steps), tracks)
+    departed = bit_exact.departed_at(tracks)
     for name, track in tracks.items():
         for i, t in enumerate(track):
             if t is None or t.diff_sq <= 0 or t.numel == 0:
@@ -93,7 +93,7 @@ def jumps(steps: list[int], tracks: Tracks) -> list[Jump]:
                     and t.max_abs**2 >= JUMP_SINGLE * added
                 )
                 or _stands_out(t, prev, rms)
-                or (departs[i] and _origin(t))
+                or (i == departed and _origin(t))
             ):
                 later = [u.max_abs for u in track[i + 1 :] if u is not None]
                 # A run that blows up to NaN afterwards is still a one-off corruption.
@@ -133,17 +133,6 @@ def _stands_out(t: TensorDiff, prev: TensorDiff, rms: float) -> bool:
         and share >= JUMP_NOISY_RISE * before
         and _owns_lines(t, share, JUMP_NOISY_OWN)
     )
-
-
-def _departing_at(n: int, tracks: Tracks) -> list[bool]:
-    """Per checkpoint: the run departs there from a reference it matched bit for bit at every
-    checkpoint before, ``EXACT_MIN`` at least (the bit-exact levers' evidence)."""
-    out, equal = [], True
-    for i in range(n):
-        out.append(equal and i >= EXACT_MIN)
-        at = [t for tr in tracks.values() if (t := tr[i]) is not None]
-        equal = equal and bool(at) and not any(t.differs for t in at)
-    return out
 
 
 def _origin(t: TensorDiff) -> bool:

@@ -67,13 +67,14 @@ JUMP_NOISY_OWN = 0.5  # ... and >= half of its row's and its column's share (not
 # 0.7-2.1% of its RMS as the runs parted; the flips this test found on the tuning corpus moved
 # 13.5-281% of it (a bit-22 flip moves its element by a quarter to a half of its value).
 JUMP_NOISY_SCALE = 0.05
-# Where a run bit-identical to its reference (or to its noise run: noise_twin) at the checkpoint
-# before departs: one element of a matrix holds >= 10% of its tensor's difference and >= 85%
-# of its row's and its column's share. The steps since a flip spread round-off over the tensor
-# (bf16 and two-thread runs: the element kept 14-48%), but the element still is its row and
-# its column; a channel fault lifts a whole row or column, and chaos gathered in one element
-# stayed under 81% of its row's or column's share but for one SuperPoint unit, which then grew
-# 5x (JUMP_SETTLE). Set on the tuning architectures on disk (2026-12-07, before rotation 39).
+# Where a run bit-identical to its reference (or to its noise run: noise_twin) at every
+# checkpoint before, EXACT_MIN at least, departs: one element of a matrix holds >= 10% of its
+# tensor's difference and >= 85% of its row's and its column's share. The steps since a flip
+# spread round-off over the tensor (bf16 and two-thread runs: the element kept 14-48%), but
+# the element still is its row and its column; a channel fault lifts a whole row or column,
+# and chaos gathered in one element stayed under 81% of its row's or column's share but for
+# one SuperPoint unit, which then grew 5x (JUMP_SETTLE). Set on the tuning architectures on
+# disk (2026-12-07, before rotation 39).
 JUMP_ORIGIN_SHARE = 0.1
 JUMP_ORIGIN_OWN = 0.85
 STEP_REL = 0.5  # a step change: the distance reaches half the reference's own norm ...
